@@ -1,0 +1,116 @@
+# Flotilla: a multi-cluster control plane that speaks the Karmada API.
+
+# Kubernetes binaries (kube-apiserver, etcd, ...) built by hack/kube-binaries.sh.
+K8S_VERSION ?= v1.37.2
+KUBEBUILDER_ASSETS ?= $(LOCALBIN)/k8s/$(K8S_VERSION)
+
+# Extra flags for go test, e.g. GOTEST_FLAGS="-run TestCRDFields -v".
+GOTEST_FLAGS ?=
+# Members started by `make run`.
+MEMBERS ?= 3
+
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into config/rbac.
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="./api/..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods for the API types.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint with .golangci.yml.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: test
+test: manifests generate fmt vet k8s-binaries ## Run unit, envtest and e2e tests against real API servers.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test $(GOTEST_FLAGS) ./...
+
+.PHONY: test-e2e
+test-e2e: k8s-binaries ## Run only the end-to-end suites on a local federation.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test $(GOTEST_FLAGS) -v ./test/e2e/...
+
+.PHONY: bench
+bench: k8s-binaries ## Run the benchmarks.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench . -benchmem $(GOTEST_FLAGS) ./...
+
+.PHONY: verify
+verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.
+	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \
+		echo "generated files are out of date; run 'make manifests generate fmt' and commit:"; \
+		git status --porcelain -- . ':!bin'; git --no-pager diff --stat; exit 1; \
+	fi
+
+##@ Build
+
+.PHONY: build
+build: ## Build flotillactl into bin/.
+	go build -o $(LOCALBIN)/flotillactl ./cmd/flotillactl
+
+.PHONY: run
+run: k8s-binaries ## Bring up a local federation (control plane + $(MEMBERS) members) and keep it running.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go run ./cmd/flotillactl local up --members $(MEMBERS)
+
+##@ Dependencies
+
+LOCALBIN ?= $(shell pwd)/bin
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+.PHONY: tools
+tools: controller-gen golangci-lint k8s-binaries ## Install every tool and Kubernetes binary into bin/.
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen.
+$(CONTROLLER_GEN): $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint.
+$(GOLANGCI_LINT): $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: k8s-binaries
+k8s-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok (cached).
+	@KUBE_BIN_DIR="$(abspath $(KUBEBUILDER_ASSETS))" hack/kube-binaries.sh >/dev/null
+
+# go-install-tool installs a pinned Go tool as <name>-<version> and links <name> to it,
+# so a version bump in this file reinstalls it.
+define go-install-tool
+@[ -f "$(1)-$(3)" ] && [ "$$(readlink -- "$(1)" 2>/dev/null)" = "$$(basename "$(1)-$(3)")" ] || { \
+set -e; \
+package=$(2)@$(3) ;\
+echo "Downloading $${package}" ;\
+rm -f "$(1)" ;\
+GOBIN="$(LOCALBIN)" go install $${package} ;\
+mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)" ;\
+} ;\
+ln -sf "$$(basename "$(1)-$(3)")" "$(1)"
+endef
