@@ -13,9 +13,10 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tools="$root/hack/tools"
 
-k8s_version=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$tools/kube/go.mod")
-etcd_version=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print $3}' "$tools/etcd/go.mod")
-kwok_version=$(awk '$1 == "require" && $2 == "sigs.k8s.io/kwok" {print $3}' "$tools/kwok/go.mod")
+modversion() { (cd "$tools/$1" && go list -m -f '{{.Version}}' "$2"); }
+k8s_version=$(modversion kube k8s.io/kubernetes)
+etcd_version=$(modversion etcd go.etcd.io/etcd/server/v3)
+kwok_version=$(modversion kwok sigs.k8s.io/kwok)
 
 # The directory name carries every pinned version so that bumping any of them
 # builds into a fresh place instead of mixing binaries.
