@@ -35,6 +35,14 @@ var implementedKinds = []string{
 	"apps.karmada.io/WorkloadRebalancer",
 }
 
+// stricterThanWire lists paths where the CRD deliberately validates more than
+// the fields file records. Karmada serves Cluster from an aggregated API server
+// whose schema carries no enum on condition status; Flotilla's metav1.Condition
+// allows exactly the values that server would ever write.
+var stricterThanWire = map[string]bool{
+	"cluster.karmada.io/Cluster v1alpha1 status.conditions[].status": true,
+}
+
 // kindSpec is one fields file: the facts about a kind's CRD.
 type kindSpec struct {
 	file     string
@@ -268,7 +276,7 @@ func TestCRDFields(t *testing.T) {
 					switch {
 					case !ok:
 						problems = append(problems, fmt.Sprintf("missing  %s %s", path, w))
-					case !sameFact(w, g):
+					case !sameFact(w, g) && !(stricterThanWire[key+" "+version+" "+path] && w.Type == g.Type):
 						problems = append(problems, fmt.Sprintf("mismatch %s: want %s, got %s", path, w, g))
 					}
 				}

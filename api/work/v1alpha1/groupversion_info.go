@@ -1,0 +1,40 @@
+/*
+Copyright 2026 The Flotilla Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package v1alpha1 holds the work.karmada.io/v1alpha1 API: Work, the rendered
+// manifests for one member cluster, kept in that cluster's execution namespace
+// (karmada-es-<cluster>) and applied there by the execution controller or the
+// pull-mode agent. The wire shape matches Karmada.
+//
+// +kubebuilder:object:generate=true
+// +groupName=work.karmada.io
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of these types.
+	GroupVersion = schema.GroupVersion{Group: "work.karmada.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the types of this group-version with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this group-version to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

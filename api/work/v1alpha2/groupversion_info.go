@@ -1,0 +1,40 @@
+/*
+Copyright 2026 The Flotilla Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package v1alpha2 holds the work.karmada.io/v1alpha2 API: ResourceBinding
+// and ClusterResourceBinding, the scheduling unit between a resource template
+// and the Works written for each member cluster. v1alpha2 is the storage
+// version of the bindings.
+//
+// +kubebuilder:object:generate=true
+// +groupName=work.karmada.io
+package v1alpha2
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of these types.
+	GroupVersion = schema.GroupVersion{Group: "work.karmada.io", Version: "v1alpha2"}
+
+	// SchemeBuilder registers the types of this group-version with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this group-version to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
