@@ -1,0 +1,358 @@
+package lua
+
+import (
+	"math"
+	"strconv"
+
+	glua "github.com/yuin/gopher-lua"
+)
+
+// FromLua converts a Lua value into a JSON-like Go value: tables become
+// map[string]any or []any, numbers int64 (no fraction) or float64, and nil
+// stays nil. A table whose keys are exactly 1..n is a list; any other table is
+// a map, its number and boolean keys written as strings. Functions, userdata
+// and other non-JSON values are errors, and so are NaN and infinities.
+//
+// An empty table is ambiguous, so it is resolved in this order:
+//  1. a table made by ToLua, or from a call argument, keeps the kind of the
+//     Go value it came from;
+//  2. otherwise the first hint holding a map or a slice at the same path
+//     decides. Hints are Go values shaped like the expected result: the
+//     objects passed to the script (as Karmada uses desired and observed) or
+//     a schema-like example such as []any{} for a list result. Within a list,
+//     an index beyond the hint's length takes the hint's first element;
+//  3. otherwise it becomes nil, and a nil map value is left out. This is what
+//     Karmada does with empty tables it cannot place (it drops the field).
+//
+// Hints also keep a whole-number float a float64 where the hint at the same
+// path is a float64. The Go value a call argument table was made from is
+// always the first hint for it, and parts the script never read are copied
+// from it as they were.
+func FromLua(v glua.LValue, hints ...any) (any, error) {
+	out, _, err := decoder{}.from(v, hints, 0)
+	if err != nil {
+		return nil, err.toError()
+	}
+	return out, nil
+}
+
+// decoder converts Lua values to Go. share returns the Go values behind
+// untouched argument tables as they are instead of copies, for Go code that
+// only reads them.
+type decoder struct {
+	share bool
+}
+
+type tableKind int
+
+const (
+	kindUnknown tableKind = iota
+	kindList
+	kindMap
+)
+
+// from returns the Go value and whether it is an undecided empty table
+// (which the caller leaves out of maps).
+func (d decoder) from(v glua.LValue, hints []any, depth int) (any, bool, *convErr) {
+	switch x := v.(type) {
+	case *glua.LNilType:
+		return nil, false, nil
+	case glua.LBool:
+		return bool(x), false, nil
+	case glua.LString:
+		return string(x), false, nil
+	case glua.LNumber:
+		n, err := numberFromLua(x, hints)
+		return n, false, err
+	case *glua.LTable:
+		if depth > maxDepth {
+			return nil, false, newConvErr("nested deeper than %d levels (cyclic table?)", maxDepth)
+		}
+		kind := kindUnknown
+		switch x.Metatable {
+		case glua.LNil:
+		case listMarker:
+			kind = kindList
+		case mapMarker:
+			kind = kindMap
+		case lazyMapMeta, doneMapMeta:
+			v, err := d.argMap(asLazy(x), hints, depth)
+			return v, false, err
+		case argListMeta:
+			kind = kindList
+			// The argument this table was made from is the best hint.
+			hints = append([]any{asLazy(x).src}, hints...)
+		}
+		return d.table(x, kind, hints, depth)
+	}
+	return nil, false, newConvErr("a %s has no JSON equivalent", v.Type())
+}
+
+// argMap converts a map made from an argument: fields the script never
+// read come from the Go value (copied unless shared), the others from the
+// table with the Go value as hint.
+func (d decoder) argMap(lz *lazyTable, hints []any, depth int) (any, *convErr) {
+	src := lz.src.(map[string]any)
+	if lz.keys == nil {
+		if d.share {
+			return src, nil
+		}
+		return copyValue(src, depth)
+	}
+	hints = append([]any{src}, hints...)
+	if lz.left == 0 {
+		v, _, err := d.table(&lz.LTable, kindMap, hints, depth)
+		return v, err
+	}
+	out, err := d.object(&lz.LTable, hints, depth)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range lz.keys {
+		if lz.isDone(i) {
+			continue
+		}
+		if d.share {
+			out[k] = src[k]
+			continue
+		}
+		c, err := copyValue(src[k], depth+1)
+		if err != nil {
+			return nil, err.at(k)
+		}
+		out[k] = c
+	}
+	return out, nil
+}
+
+func numberFromLua(n glua.LNumber, hints []any) (any, *convErr) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, newConvErr("%v has no JSON equivalent", f)
+	}
+	if floatHinted(hints) {
+		return f, nil
+	}
+	if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
+		return int64(f), nil
+	}
+	return f, nil
+}
+
+// floatHinted tells whether the first numeric hint is a float.
+func floatHinted(hints []any) bool {
+	for _, h := range hints {
+		switch h.(type) {
+		case float64, float32:
+			return true
+		case int64, int, int32:
+			return false
+		}
+	}
+	return false
+}
+
+func (d decoder) table(tb *glua.LTable, kind tableKind, hints []any, depth int) (any, bool, *convErr) {
+	n := tb.MaxN()
+	// Next from the end of the array part yields the first hash key, if any.
+	var hashKey glua.LValue
+	if n > 0 {
+		hashKey, _ = tb.Next(glua.LNumber(n))
+	} else {
+		hashKey, _ = tb.Next(glua.LNil)
+	}
+	if hashKey == glua.LNil {
+		if n == 0 {
+			v, omit := emptyTable(kind, hints)
+			return v, omit, nil
+		}
+		if kind == kindList || !hasHoles(tb, n) {
+			v, err := d.list(tb, n, hints, depth)
+			return v, false, err
+		}
+	}
+	v, err := d.object(tb, hints, depth)
+	return v, false, err
+}
+
+func hasHoles(tb *glua.LTable, n int) bool {
+	for i := 1; i <= n; i++ {
+		if tb.RawGetInt(i) == glua.LNil {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyTable resolves an empty table; true means undecided (nil, left out
+// of maps).
+func emptyTable(kind tableKind, hints []any) (any, bool) {
+	switch kind {
+	case kindList:
+		return []any{}, false
+	case kindMap:
+		return map[string]any{}, false
+	}
+	for _, h := range hints {
+		switch h.(type) {
+		case []any, []string, []map[string]any:
+			return []any{}, false
+		case map[string]any, map[string]string:
+			return map[string]any{}, false
+		}
+	}
+	return nil, true
+}
+
+func (d decoder) list(tb *glua.LTable, n int, hints []any, depth int) (any, *convErr) {
+	out := make([]any, n)
+	var child []any
+	for i := range n {
+		if len(hints) > 0 {
+			child = elementHints(hints, i, child[:0])
+		}
+		v, _, err := d.from(tb.RawGetInt(i+1), child, depth+1)
+		if err != nil {
+			return nil, err.atIndex(i)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func elementHints(hints []any, i int, buf []any) []any {
+	for _, h := range hints {
+		if l, ok := h.([]any); ok && len(l) > 0 {
+			if i < len(l) {
+				buf = append(buf, l[i])
+			} else {
+				buf = append(buf, l[0])
+			}
+		}
+	}
+	return buf
+}
+
+func fieldHints(hints []any, key string, buf []any) []any {
+	for _, h := range hints {
+		if m, ok := h.(map[string]any); ok {
+			if v, ok := m[key]; ok {
+				buf = append(buf, v)
+			}
+		}
+	}
+	return buf
+}
+
+func (d decoder) object(tb *glua.LTable, hints []any, depth int) (map[string]any, *convErr) {
+	out := make(map[string]any)
+	var child []any
+	var failed *convErr
+	tb.ForEach(func(k, v glua.LValue) {
+		if failed != nil {
+			return
+		}
+		key, err := mapKey(k)
+		if err != nil {
+			failed = err
+			return
+		}
+		if len(hints) > 0 {
+			child = fieldHints(hints, key, child[:0])
+		}
+		gv, omit, err := d.from(v, child, depth+1)
+		if err != nil {
+			failed = err.at(key)
+			return
+		}
+		if !omit {
+			out[key] = gv
+		}
+	})
+	if failed != nil {
+		return nil, failed
+	}
+	return out, nil
+}
+
+// copyValue deep-copies the Go value behind an untouched argument table,
+// normalized as a round trip through Lua would: integers as int64, nil map
+// values dropped. Integers keep full precision since they never became
+// floats.
+func copyValue(v any, depth int) (any, *convErr) {
+	if depth > maxDepth {
+		return nil, newConvErr("nested deeper than %d levels", maxDepth)
+	}
+	switch x := v.(type) {
+	case nil, string, bool, int64:
+		return x, nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, newConvErr("%v has no JSON equivalent", x)
+		}
+		return x, nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if e == nil {
+				continue
+			}
+			c, err := copyValue(e, depth+1)
+			if err != nil {
+				return nil, err.at(k)
+			}
+			out[k] = c
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, err := copyValue(e, depth+1)
+			if err != nil {
+				return nil, err.atIndex(i)
+			}
+			out[i] = c
+		}
+		return out, nil
+	case int:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case map[string]string:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = e
+		}
+		return out, nil
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out, nil
+	case glua.LValue:
+		c, _, err := decoder{}.from(x, nil, depth)
+		return c, err
+	}
+	generic, err := jsonValue(v)
+	if err != nil {
+		return nil, err
+	}
+	return copyValue(generic, depth)
+}
+
+func mapKey(k glua.LValue) (string, *convErr) {
+	switch x := k.(type) {
+	case glua.LString:
+		return string(x), nil
+	case glua.LNumber:
+		f := float64(x)
+		if f == math.Trunc(f) && math.Abs(f) < maxExactInt {
+			return strconv.FormatInt(int64(f), 10), nil
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
+	case glua.LBool:
+		return strconv.FormatBool(bool(x)), nil
+	}
+	return "", newConvErr("a %s cannot be an object key", k.Type())
+}
