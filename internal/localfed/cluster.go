@@ -1,0 +1,121 @@
+package localfed
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Cluster is one API server of the federation: the control plane or a member.
+type Cluster struct {
+	// Name is the cluster's name and its kubeconfig context: karmada-apiserver
+	// or memberN.
+	Name string
+	// Endpoint is the API server's URL, https://127.0.0.1:<port>.
+	Endpoint string
+	// CAData is the PEM CA that signed the API server's serving certificate.
+	CAData []byte
+	// Config authenticates as a member of system:masters. Copy it with
+	// rest.CopyConfig before changing it.
+	Config *rest.Config
+	// Client is a controller-runtime client built from Config.
+	Client client.Client
+
+	dir        string // <WorkDir>/<Name>: certificates, keys, kubeconfigs
+	ca         *certAuthority
+	admin      keyPair
+	apiserver  *process
+	port       int
+	etcdPrefix string
+	// token authenticates as the member's cluster-admin ServiceAccount; it is
+	// what the control plane's Secret for this member holds.
+	token string
+}
+
+// Files of a cluster's directory.
+const (
+	fileCA            = "ca.crt"
+	fileServingCert   = "serving.crt"
+	fileServingKey    = "serving.key"
+	fileSAKey         = "service-account.key"
+	fileSAPub         = "service-account.pub"
+	identityAdmin     = "localfed-admin"
+	groupSystemMaster = "system:masters"
+)
+
+// componentIdentity is the client certificate a process authenticates with.
+// kube-controller-manager and kube-scheduler use the users that Kubernetes'
+// bootstrap RBAC grants their roles, as kubeadm sets them up.
+func componentIdentity(component string) (certRequest, bool) {
+	switch component {
+	case binKubeControllerManager:
+		return certRequest{commonName: "system:kube-controller-manager"}, true
+	case binKubeScheduler:
+		return certRequest{commonName: "system:kube-scheduler"}, true
+	case binKwok:
+		// kwok plays a kubelet for every node and deletes pods: it needs more
+		// than the node authorizer would let one kubelet do.
+		return certRequest{commonName: "kwok", organizations: []string{groupSystemMaster}}, true
+	}
+	return certRequest{}, false
+}
+
+// newCluster makes the cluster's directory, CA, serving certificate,
+// service-account key and the admin client certificate.
+func newCluster(workDir, name string) (*Cluster, error) {
+	c := &Cluster{Name: name, dir: filepath.Join(workDir, name), etcdPrefix: "/" + name}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating directory of %s: %w", name, err)
+	}
+	ca, err := newCertAuthority(name + "-ca")
+	if err != nil {
+		return nil, err
+	}
+	c.ca = ca
+	c.CAData = ca.certPEM
+	serving, err := ca.issue(certRequest{
+		commonName: name,
+		server:     true,
+		ips:        []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		dnsNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.admin, err = ca.issue(certRequest{commonName: identityAdmin, organizations: []string{groupSystemMaster}})
+	if err != nil {
+		return nil, err
+	}
+	saKey, saPub, err := serviceAccountKey()
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		fileCA:          ca.certPEM,
+		fileServingCert: serving.certPEM,
+		fileServingKey:  serving.keyPEM,
+		fileSAKey:       saKey,
+		fileSAPub:       saPub,
+	}
+	for file, data := range files {
+		if err := os.WriteFile(c.path(file), data, 0o600); err != nil {
+			return nil, fmt.Errorf("writing %s of %s: %w", file, name, err)
+		}
+	}
+	return c, nil
+}
+
+// path is the path of a file in the cluster's directory.
+func (c *Cluster) path(file string) string { return filepath.Join(c.dir, file) }
+
+// componentKubeconfig is the kubeconfig a component of this cluster uses.
+func (c *Cluster) componentKubeconfig(component string) string {
+	return c.path(component + ".kubeconfig")
+}
+
+// hostPort is the API server's address as host:port.
+func (c *Cluster) hostPort() string { return fmt.Sprintf("127.0.0.1:%d", c.port) }

@@ -1,0 +1,274 @@
+package localfed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+)
+
+// Federation is a running local federation. Close stops it.
+type Federation struct {
+	// WorkDir holds every cluster's certificates and kubeconfigs, etcd's data
+	// and logs/<cluster>/<component>.log. Close leaves it in place.
+	WorkDir string
+	// BinDir is where the Kubernetes binaries were taken from.
+	BinDir string
+	// KubeconfigPath is the kubeconfig with the contexts karmada-apiserver and
+	// member1 … memberN.
+	KubeconfigPath string
+	// ControlPlane is the karmada-apiserver.
+	ControlPlane *Cluster
+	// Members are member1 … memberN, in order.
+	Members []*Cluster
+	// StartupTime is how long Start took.
+	StartupTime time.Duration
+
+	opts    Options
+	scheme  *runtime.Scheme
+	ports   *portAllocator
+	sup     *supervisor
+	etcdURL string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start brings up a federation and returns once every cluster is ready: the
+// control plane serves Flotilla's CRDs, each member's nodes are Ready, its
+// scheduler and controllers run, and it is registered as a Cluster. ctx bounds
+// the start only; the processes run until Close. On error nothing is left
+// running.
+func Start(ctx context.Context, opts Options) (*Federation, error) {
+	began := time.Now()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	binDir, err := ResolveBinDir(opts.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	workDir := opts.WorkDir
+	if workDir == "" {
+		if workDir, err = os.MkdirTemp("", "flotilla-localfed-"); err != nil {
+			return nil, fmt.Errorf("creating work directory: %w", err)
+		}
+	} else if err := os.MkdirAll(workDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating work directory: %w", err)
+	}
+	if workDir, err = filepath.Abs(workDir); err != nil {
+		return nil, fmt.Errorf("resolving work directory: %w", err)
+	}
+	kubeconfigPath := opts.KubeconfigPath
+	if kubeconfigPath == "" {
+		kubeconfigPath = filepath.Join(workDir, "kubeconfig")
+	}
+	scheme := opts.Scheme
+	if scheme == nil {
+		if scheme, err = defaultScheme(); err != nil {
+			return nil, err
+		}
+	}
+
+	f := &Federation{
+		WorkDir:        workDir,
+		BinDir:         binDir,
+		KubeconfigPath: kubeconfigPath,
+		opts:           opts,
+		scheme:         scheme,
+		ports:          newPortAllocator(),
+		sup:            newSupervisor(filepath.Join(workDir, "logs")),
+	}
+	logger := log.FromContext(ctx).WithValues("workDir", workDir)
+	ctx = log.IntoContext(ctx, logger)
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+	if err := f.start(ctx); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("starting local federation (logs in %s): %w", f.LogDir(), err)
+	}
+	f.StartupTime = time.Since(began)
+	logger.Info("Local federation ready", "members", len(f.Members), "kubeconfig", f.KubeconfigPath, "startupTime", f.StartupTime.Round(time.Millisecond))
+	return f, nil
+}
+
+func (f *Federation) start(ctx context.Context) error {
+	var err error
+	if f.ControlPlane, err = newCluster(f.WorkDir, ControlPlaneName); err != nil {
+		return err
+	}
+	for i := 1; i <= f.opts.Members; i++ {
+		m, err := newCluster(f.WorkDir, MemberName(i))
+		if err != nil {
+			return err
+		}
+		f.Members = append(f.Members, m)
+	}
+	if err := f.startEtcd(ctx); err != nil {
+		return err
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return f.startControlPlane(gctx, f.ControlPlane) })
+	for _, m := range f.Members {
+		g.Go(func() error { return f.startMember(gctx, m) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+
+	for _, m := range f.Members {
+		if err := registerMember(ctx, f.ControlPlane, m); err != nil {
+			return err
+		}
+	}
+	return writeKubeconfig(f.KubeconfigPath, f.ControlPlane, f.Members)
+}
+
+// startControlPlane runs the karmada-apiserver with a kube-controller-manager
+// limited to the controllers a Karmada control plane has, and installs
+// Flotilla's CRDs and namespaces.
+func (f *Federation) startControlPlane(ctx context.Context, c *Cluster) error {
+	began := time.Now()
+	if err := f.startAPIServer(ctx, c); err != nil {
+		return err
+	}
+	if err := c.writeComponentKubeconfigs(binKubeControllerManager); err != nil {
+		return err
+	}
+	kcm, err := f.startControllerManager(ctx, c, controlPlaneControllers)
+	if err != nil {
+		return err
+	}
+	if err := installCRDs(ctx, c); err != nil {
+		return err
+	}
+	if err := createNamespaces(ctx, c, NamespaceSystem, NamespaceCluster); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, c.Name+" kube-controller-manager", defaultServiceAccountExists(c), c.apiserver, kcm); err != nil {
+		return err
+	}
+	log.FromContext(ctx).V(1).Info("Control plane ready", "cluster", c.Name, "endpoint", c.Endpoint, "elapsed", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// startMember runs a member: API server, controller manager, scheduler and
+// kwok with its nodes, and gives the control plane a token for it.
+func (f *Federation) startMember(ctx context.Context, c *Cluster) error {
+	began := time.Now()
+	if err := f.startAPIServer(ctx, c); err != nil {
+		return err
+	}
+	if err := c.writeComponentKubeconfigs(binKubeControllerManager, binKubeScheduler, binKwok); err != nil {
+		return err
+	}
+	kcm, err := f.startControllerManager(ctx, c, "*")
+	if err != nil {
+		return err
+	}
+	kwok, err := f.startKwok(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := f.createNodes(ctx, c); err != nil {
+		return err
+	}
+	if err := grantControlPlaneAccess(ctx, c); err != nil {
+		return err
+	}
+	if err := f.startScheduler(ctx, c); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, c.Name+" nodes Ready", f.nodesReady(c), c.apiserver, kwok); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, c.Name+" kube-controller-manager", defaultServiceAccountExists(c), c.apiserver, kcm); err != nil {
+		return err
+	}
+	log.FromContext(ctx).V(1).Info("Member ready", "cluster", c.Name, "endpoint", c.Endpoint, "elapsed", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// Close stops every process, SIGTERM first and SIGKILL after the grace
+// period, and waits until all are reaped. It reports the processes that had
+// died before Close. Calling it again returns the first result.
+func (f *Federation) Close() error {
+	f.closeOnce.Do(func() {
+		f.closeErr = f.sup.stopAll(f.opts.StopGracePeriod)
+	})
+	return f.closeErr
+}
+
+// Member returns the member called name, or nil.
+func (f *Federation) Member(name string) *Cluster {
+	for _, m := range f.Members {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Cluster returns the control plane or the member called name, or nil.
+func (f *Federation) Cluster(name string) *Cluster {
+	if name == f.ControlPlane.Name {
+		return f.ControlPlane
+	}
+	return f.Member(name)
+}
+
+// MemberNames returns member1 … memberN.
+func (f *Federation) MemberNames() []string {
+	names := make([]string, 0, len(f.Members))
+	for _, m := range f.Members {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+// LogDir is where each process logs, in <cluster>/<component>.log.
+func (f *Federation) LogDir() string { return filepath.Join(f.WorkDir, "logs") }
+
+// PIDs returns the process ids of every process the federation started.
+func (f *Federation) PIDs() []int { return f.sup.pids() }
+
+// Ports returns every TCP port the federation reserved on 127.0.0.1.
+func (f *Federation) Ports() []int { return f.ports.ports() }
+
+// newClient builds the controller-runtime client of a cluster.
+func (f *Federation) newClient(c *Cluster) error {
+	cl, err := client.New(c.Config, client.Options{Scheme: f.scheme})
+	if err != nil {
+		return fmt.Errorf("creating client of %s: %w", c.Name, err)
+	}
+	c.Client = cl
+	return nil
+}
+
+// defaultScheme knows client-go's types, CRDs and Clusters.
+func defaultScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		clusterv1alpha1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			return nil, fmt.Errorf("building scheme: %w", err)
+		}
+	}
+	return scheme, nil
+}

@@ -1,0 +1,92 @@
+package localfed
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// ControlPlaneName names the control plane's kubeconfig context, cluster and
+// user, as Karmada's own tooling does.
+const ControlPlaneName = "karmada-apiserver"
+
+// Options configures a federation. The zero value starts a control plane with
+// no members.
+type Options struct {
+	// Members is the number of member clusters, named member1 … memberN.
+	Members int
+
+	// Nodes describes the fake nodes of every member.
+	Nodes NodeOptions
+
+	// BinDir holds kube-apiserver, kube-controller-manager, kube-scheduler, etcd
+	// and kwok. Default: $KUBEBUILDER_ASSETS, else bin/k8s/<version> under the
+	// module root found above the working directory.
+	BinDir string
+
+	// WorkDir receives certificates, kubeconfigs, etcd data and logs/. Default: a
+	// new temporary directory. The federation never removes it.
+	WorkDir string
+
+	// KubeconfigPath is where the kubeconfig with every context is written.
+	// Default: <WorkDir>/kubeconfig.
+	KubeconfigPath string
+
+	// Scheme is used by the control plane's client. Default: client-go's types,
+	// apiextensions/v1 and cluster.karmada.io/v1alpha1.
+	Scheme *runtime.Scheme
+
+	// StopGracePeriod is how long Close waits after SIGTERM before SIGKILL.
+	// Default: 5s.
+	StopGracePeriod time.Duration
+
+	// StartTimeout bounds Start on top of its context. Default: 2m.
+	StartTimeout time.Duration
+}
+
+// NodeOptions describes the kwok nodes of each member.
+type NodeOptions struct {
+	// Count of nodes per member. Default: 3.
+	Count int
+	// CPU capacity of each node. Default: 8.
+	CPU resource.Quantity
+	// Memory capacity of each node. Default: 32Gi.
+	Memory resource.Quantity
+	// Pods each node can hold. Default: 110.
+	Pods resource.Quantity
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Members < 0 {
+		return o, fmt.Errorf("members must not be negative, got %d", o.Members)
+	}
+	if o.Nodes.Count < 0 {
+		return o, fmt.Errorf("node count must not be negative, got %d", o.Nodes.Count)
+	}
+	if o.Nodes.Count == 0 {
+		o.Nodes.Count = 3
+	}
+	if o.Nodes.CPU.IsZero() {
+		o.Nodes.CPU = resource.MustParse("8")
+	}
+	if o.Nodes.Memory.IsZero() {
+		o.Nodes.Memory = resource.MustParse("32Gi")
+	}
+	if o.Nodes.Pods.IsZero() {
+		o.Nodes.Pods = resource.MustParse("110")
+	}
+	if o.StopGracePeriod <= 0 {
+		o.StopGracePeriod = 5 * time.Second
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 2 * time.Minute
+	}
+	return o, nil
+}
+
+// MemberName is the name of the i-th member, counting from 1.
+func MemberName(i int) string {
+	return fmt.Sprintf("member%d", i)
+}
