@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/klog/v2/textlogger"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/flotilla-io/flotilla/internal/localfed"
+)
+
+func newLocalCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "local",
+		Short: "Run a federation on this machine: a control plane and member clusters, no Docker",
+	}
+	cmd.AddCommand(newLocalUpCommand(), newLocalDownCommand())
+	return cmd
+}
+
+type localUpOptions struct {
+	members    int
+	kubeconfig string
+	stateDir   string
+	binDir     string
+	nodes      int
+	nodeCPU    string
+	nodeMemory string
+	nodePods   string
+	verbosity  int
+}
+
+func newLocalUpCommand() *cobra.Command {
+	o := localUpOptions{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local federation and keep it running until interrupted",
+		Long: `Starts, on 127.0.0.1, a control-plane API server (context karmada-apiserver)
+with Flotilla's CRDs and member clusters member1 … memberN, each registered as a
+Push-mode Cluster, writes a kubeconfig with a context per cluster and runs in the
+foreground until Ctrl-C, SIGTERM or ` + "`flotillactl local down`" + `, then stops everything.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.members, "members", 3, "number of member clusters")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "where to write the kubeconfig (default <state-dir>/kubeconfig)")
+	f.StringVar(&o.stateDir, "state-dir", "", "directory of the state file, logs and data (default $HOME/.flotilla/local)")
+	f.StringVar(&o.binDir, "bin-dir", "", "directory of kube-apiserver, etcd, kwok, ... (default $KUBEBUILDER_ASSETS, else bin/k8s/"+localfed.KubeVersion+" of the repository)")
+	f.IntVar(&o.nodes, "nodes", 3, "fake nodes per member")
+	f.StringVar(&o.nodeCPU, "node-cpu", "8", "CPU capacity of each node")
+	f.StringVar(&o.nodeMemory, "node-memory", "32Gi", "memory capacity of each node")
+	f.StringVar(&o.nodePods, "node-pods", "110", "pod capacity of each node")
+	f.IntVarP(&o.verbosity, "verbosity", "v", 0, "log verbosity (1 shows each process and cluster as it starts)")
+	return cmd
+}
+
+func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
+	opts, err := o.federationOptions()
+	if err != nil {
+		return err
+	}
+	if opts.BinDir, err = localfed.ResolveBinDir(o.binDir); err != nil {
+		return err
+	}
+	stateDir, err := resolveStateDir(o.stateDir)
+	if err != nil {
+		return err
+	}
+	if o.kubeconfig == "" {
+		o.kubeconfig = filepath.Join(stateDir, "kubeconfig")
+	}
+	if o.kubeconfig, err = filepath.Abs(o.kubeconfig); err != nil {
+		return fmt.Errorf("resolving --kubeconfig: %w", err)
+	}
+	if st, err := readState(stateDir); err == nil && processAlive(st.PID) {
+		return fmt.Errorf("a local federation is already running (pid %d, kubeconfig %s); stop it with `flotillactl local down`", st.PID, st.Kubeconfig)
+	}
+	// Each run starts from scratch; the previous run's logs go with it.
+	opts.WorkDir = filepath.Join(stateDir, "run")
+	if err := os.RemoveAll(opts.WorkDir); err != nil {
+		return fmt.Errorf("removing the previous run: %w", err)
+	}
+	opts.KubeconfigPath = o.kubeconfig
+
+	// Recorded before starting, so that `local down` can also stop a start
+	// in progress: SIGTERM cancels ctx, and Start stops what it began.
+	if err := writeState(stateDir, localState{
+		PID:        os.Getpid(),
+		Kubeconfig: opts.KubeconfigPath,
+		WorkDir:    opts.WorkDir,
+		Started:    time.Now(),
+	}); err != nil {
+		return err
+	}
+	defer func() { _ = removeState(stateDir) }()
+
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity), textlogger.Output(os.Stderr)))
+	ctx = log.IntoContext(ctx, logger)
+	printf(out, "Starting a local federation with %d member(s); logs in %s\n", opts.Members, filepath.Join(opts.WorkDir, "logs"))
+	fed, err := localfed.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		printf(out, "Stopping the local federation\n")
+		if err := fed.Close(); err != nil {
+			logger.Error(err, "Some processes had died before the federation was stopped")
+		}
+		printf(out, "Stopped\n")
+	}()
+	printUsage(out, fed)
+	<-ctx.Done()
+	return nil
+}
+
+func (o *localUpOptions) federationOptions() (localfed.Options, error) {
+	opts := localfed.Options{Members: o.members, BinDir: o.binDir}
+	opts.Nodes.Count = o.nodes
+	for flag, q := range map[string]struct {
+		value string
+		into  *resource.Quantity
+	}{
+		"--node-cpu":    {o.nodeCPU, &opts.Nodes.CPU},
+		"--node-memory": {o.nodeMemory, &opts.Nodes.Memory},
+		"--node-pods":   {o.nodePods, &opts.Nodes.Pods},
+	} {
+		v, err := resource.ParseQuantity(q.value)
+		if err != nil {
+			return opts, fmt.Errorf("%s %q: %w", flag, q.value, err)
+		}
+		*q.into = v
+	}
+	return opts, nil
+}
+
+func printUsage(out io.Writer, fed *localfed.Federation) {
+	contexts := append([]string{localfed.ControlPlaneName}, fed.MemberNames()...)
+	memberExample := ""
+	if len(fed.Members) > 0 {
+		memberExample = "  kubectl --context " + fed.Members[0].Name + " get nodes\n"
+	}
+	printf(out, `
+Local federation ready in %s.
+
+  export KUBECONFIG=%s
+  kubectl --context %s get clusters
+%s
+Contexts: %s
+Logs:     %s
+Stop with Ctrl-C, or `+"`flotillactl local down`"+` from another shell.
+`, fed.StartupTime.Round(100*time.Millisecond), fed.KubeconfigPath, localfed.ControlPlaneName,
+		memberExample, strings.Join(contexts, ", "), fed.LogDir())
+}
+
+func newLocalDownCommand() *cobra.Command {
+	var stateDir string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the local federation started by `flotillactl local up`",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return localDown(cmd.Context(), cmd.OutOrStdout(), stateDir, timeout)
+		},
+	}
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "directory of the state file (default $HOME/.flotilla/local)")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for a clean stop before killing")
+	return cmd
+}
+
+func localDown(ctx context.Context, out io.Writer, stateDir string, timeout time.Duration) error {
+	stateDir, err := resolveStateDir(stateDir)
+	if err != nil {
+		return err
+	}
+	st, err := readState(stateDir)
+	if errors.Is(err, os.ErrNotExist) {
+		printf(out, "No local federation is running\n")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !processAlive(st.PID) {
+		printf(out, "The local federation (pid %d) is not running any more\n", st.PID)
+		return removeState(stateDir)
+	}
+	printf(out, "Stopping the local federation (pid %d)\n", st.PID)
+	// `up` stops every process it started on SIGTERM; if it does not manage in
+	// time, SIGKILL ends it, and its children die with it (Pdeathsig).
+	if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("signalling pid %d: %w", st.PID, err)
+	}
+	if !waitExit(ctx, st.PID, timeout) {
+		printf(out, "Still running after %s; killing pid %d\n", timeout, st.PID)
+		_ = syscall.Kill(st.PID, syscall.SIGKILL)
+		if !waitExit(ctx, st.PID, 10*time.Second) {
+			return fmt.Errorf("pid %d did not exit", st.PID)
+		}
+	}
+	_ = removeState(stateDir)
+	printf(out, "Stopped\n")
+	return nil
+}
+
+// waitExit polls until pid is gone or timeout passes.
+func waitExit(ctx context.Context, pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for processAlive(pid) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return true
+}
+
+// printf writes to the user's terminal, where a failed write leaves nothing
+// to do.
+func printf(out io.Writer, format string, args ...any) {
+	_, _ = fmt.Fprintf(out, format, args...)
+}

@@ -1,0 +1,37 @@
+// Command flotillactl is Flotilla's command line: `flotillactl local up` runs a
+// whole federation on this machine.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	// Ctrl-C and SIGTERM (from `flotillactl local down`) cancel the context,
+	// which commands treat as the request to stop cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "flotillactl",
+		Short:         "Flotilla's command line",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newLocalCommand())
+	root.AddCommand(newInterpretCommand())
+	return root
+}

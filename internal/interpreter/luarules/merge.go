@@ -1,0 +1,122 @@
+package luarules
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	"github.com/flotilla-io/flotilla/lua"
+)
+
+// Kind is the merged Lua rules of one target kind.
+type Kind struct {
+	GVK     schema.GroupVersionKind
+	scripts [numRules]lua.Script
+}
+
+// Script returns the script answering op and whether there is one. Its
+// name, "<customization>/<rule>", labels every error it causes.
+func (k *Kind) Script(op configv1alpha1.InterpreterOperation) (lua.Script, bool) {
+	r, ok := ruleOf(op)
+	if !ok || k.scripts[r].Code == "" {
+		return lua.Script{}, false
+	}
+	return k.scripts[r], true
+}
+
+// Origin returns the customization that defines the rule for op, "" when
+// none does.
+func (k *Kind) Origin(op configv1alpha1.InterpreterOperation) string {
+	s, ok := k.Script(op)
+	if !ok {
+		return ""
+	}
+	name, _, _ := cutLast(s.Name, '/')
+	return name
+}
+
+func cutLast(s string, sep byte) (string, string, bool) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// TargetGVK parses a customization's target.
+func TargetGVK(c *configv1alpha1.ResourceInterpreterCustomization) (schema.GroupVersionKind, error) {
+	t := c.Spec.Target
+	gv, err := schema.ParseGroupVersion(t.APIVersion)
+	if err != nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("customization %s: target apiVersion %q: %w", c.Name, t.APIVersion, err)
+	}
+	if t.Kind == "" {
+		return schema.GroupVersionKind{}, fmt.Errorf("customization %s: target has no kind", c.Name)
+	}
+	return gv.WithKind(t.Kind), nil
+}
+
+// Conflict reports a rule defined by several customizations of one kind;
+// Used is the one that counts (the first by name), Ignored the others.
+type Conflict struct {
+	GVK     schema.GroupVersionKind
+	Rule    string
+	Used    string
+	Ignored []string
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("%s: rule %s is defined by %s and also by %v; using %s", c.GVK, c.Rule, c.Used, c.Ignored, c.Used)
+}
+
+// Merge groups customizations by target kind and merges those of one kind:
+// each rule comes from whichever customization defines it, from the first
+// by name when several do (reported as conflicts). Customizations with an
+// invalid target are reported as errors and left out.
+func Merge(customizations []*configv1alpha1.ResourceInterpreterCustomization) (map[schema.GroupVersionKind]*Kind, []Conflict, []error) {
+	sorted := slices.Clone(customizations)
+	slices.SortFunc(sorted, func(a, b *configv1alpha1.ResourceInterpreterCustomization) int {
+		return cmp.Compare(a.Name, b.Name)
+	})
+	kinds := map[schema.GroupVersionKind]*Kind{}
+	var conflicts []Conflict
+	var errs []error
+	conflictAt := map[[2]any]int{}
+	rules := Rules()
+	for _, c := range sorted {
+		gvk, err := TargetGVK(c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		k := kinds[gvk]
+		if k == nil {
+			k = &Kind{GVK: gvk}
+			kinds[gvk] = k
+		}
+		for r := range numRules {
+			code := scriptOf(&c.Spec.Customizations, r)
+			if code == "" {
+				continue
+			}
+			if existing := k.scripts[r]; existing.Code != "" {
+				key := [2]any{gvk, r}
+				i, ok := conflictAt[key]
+				if !ok {
+					used, _, _ := cutLast(existing.Name, '/')
+					conflicts = append(conflicts, Conflict{GVK: gvk, Rule: rules[r].Field, Used: used})
+					i = len(conflicts) - 1
+					conflictAt[key] = i
+				}
+				conflicts[i].Ignored = append(conflicts[i].Ignored, c.Name)
+				continue
+			}
+			k.scripts[r] = lua.Script{Name: c.Name + "/" + rules[r].Field, Code: code}
+		}
+	}
+	return kinds, conflicts, errs
+}
