@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"flag"
@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-func parse(t *testing.T, args ...string) options {
+func parse(t *testing.T, args ...string) Options {
 	t.Helper()
-	var o options
+	var o Options
 	fs := flag.NewFlagSet("controller-manager", flag.ContinueOnError)
-	o.bindFlags(fs)
+	o.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}

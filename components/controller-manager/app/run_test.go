@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -28,9 +28,9 @@ func TestRun(t *testing.T) {
 	f := localfedtest.Start(t, localfed.Options{Members: 1, Nodes: localfed.NodeOptions{Count: 1}, StartTimeout: 5 * time.Minute})
 	member := f.Members[0]
 
-	var opts options
+	var opts Options
 	fs := flag.NewFlagSet("controller-manager", flag.ContinueOnError)
-	opts.bindFlags(fs)
+	opts.BindFlags(fs)
 	if err := fs.Parse([]string{
 		"--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--cluster-status-update-frequency=500ms", "--cluster-health-probe-period=500ms",
@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, f.ControlPlane.Config, opts, testr.New(t)) }()
+	go func() { done <- Run(ctx, f.ControlPlane.Config, opts, testr.New(t)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -1,0 +1,198 @@
+// Package app is the controller-manager as a library: its flags and Run, used
+// by cmd/main.go and by anything that runs the controllers in-process
+// (flotillactl local up, the e2e suites).
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cluster"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/clusterstatus"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
+	"github.com/flotilla-io/flotilla/internal/membercluster"
+)
+
+// Options are the controller-manager's settings, set through BindFlags.
+type Options struct {
+	metricsAddr             string
+	probeAddr               string
+	leaderElect             bool
+	leaderElectionNamespace string
+
+	clusterStatusPeriod    time.Duration
+	clusterHealth          cluster.HealthOptions
+	clusterAPIQPS          float64
+	clusterAPIBurst        int
+	concurrentClusterSyncs int
+
+	concurrentNamespaceSyncs int
+	skippedNamespaces        string
+}
+
+// BindFlags registers the flags on fs with their defaults. Names follow
+// karmada-controller-manager's where the meaning is the same.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `Address the metrics endpoint binds to; "0" disables it.`)
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one of several replicas runs the controllers.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-elect-resource-namespace", clusterv1alpha1.NamespaceSystem, "Namespace of the leader election lease.")
+
+	fs.DurationVar(&o.clusterStatusPeriod, "cluster-status-update-frequency", clusterstatus.DefaultPeriod, "How often the status of each member is collected.")
+	fs.DurationVar(&o.clusterHealth.Period, "cluster-health-probe-period", cluster.DefaultHealthPeriod, "How often each member's /readyz is probed.")
+	fs.DurationVar(&o.clusterHealth.Timeout, "cluster-health-probe-timeout", cluster.DefaultHealthTimeout, "Timeout of one health probe.")
+	fs.IntVar(&o.clusterHealth.FailureThreshold, "cluster-health-failure-threshold", cluster.DefaultFailureThreshold, "Failed probes in a row before a Ready member is marked not ready.")
+	fs.IntVar(&o.clusterHealth.SuccessThreshold, "cluster-health-success-threshold", cluster.DefaultSuccessThreshold, "Successful probes in a row before a not-ready member is marked Ready.")
+	fs.Float64Var(&o.clusterAPIQPS, "cluster-api-qps", membercluster.DefaultQPS, "Requests per second to each member's API server.")
+	fs.IntVar(&o.clusterAPIBurst, "cluster-api-burst", membercluster.DefaultBurst, "Burst of requests to each member's API server.")
+	fs.IntVar(&o.concurrentClusterSyncs, "concurrent-cluster-syncs", 5, "Clusters probed, and their status collected, at once.")
+
+	fs.IntVar(&o.concurrentNamespaceSyncs, "concurrent-namespace-syncs", 5, "Namespaces synced to members at once.")
+	fs.StringVar(&o.skippedNamespaces, "skipped-propagating-namespaces", "", "Comma-separated regular expressions; matching namespaces are not propagated to members. Reserved namespaces and default never are.")
+}
+
+// validate checks the flags and compiles the skip list.
+func (o *Options) validate() ([]*regexp.Regexp, error) {
+	var errs []error
+	positive := map[string]float64{
+		"cluster-status-update-frequency":  o.clusterStatusPeriod.Seconds(),
+		"cluster-health-probe-period":      o.clusterHealth.Period.Seconds(),
+		"cluster-health-probe-timeout":     o.clusterHealth.Timeout.Seconds(),
+		"cluster-health-failure-threshold": float64(o.clusterHealth.FailureThreshold),
+		"cluster-health-success-threshold": float64(o.clusterHealth.SuccessThreshold),
+		"cluster-api-qps":                  o.clusterAPIQPS,
+		"cluster-api-burst":                float64(o.clusterAPIBurst),
+		"concurrent-cluster-syncs":         float64(o.concurrentClusterSyncs),
+		"concurrent-namespace-syncs":       float64(o.concurrentNamespaceSyncs),
+	}
+	for name, v := range positive {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be positive", name))
+		}
+	}
+	var skipped []*regexp.Regexp
+	for expr := range strings.SplitSeq(o.skippedNamespaces, ",") {
+		if expr = strings.TrimSpace(expr); expr == "" {
+			continue
+		}
+		// Anchored: "istio-.*" means namespaces starting with istio-, as in Karmada.
+		re, err := regexp.Compile("^(?:" + expr + ")$")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--skipped-propagating-namespaces: %w", err))
+			continue
+		}
+		skipped = append(skipped, re)
+	}
+	return skipped, errors.Join(errs...)
+}
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// Run runs the manager on the control plane at cfg until ctx is done.
+func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger) error {
+	skipped, err := opts.validate()
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme, workv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return fmt.Errorf("building scheme: %w", err)
+		}
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Logger:                  logger,
+		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress:  opts.probeAddr,
+		LeaderElection:          opts.leaderElect,
+		LeaderElectionID:        "flotilla-controller-manager",
+		LeaderElectionNamespace: opts.leaderElectionNamespace,
+		// Shutdown is quick anyway; the lease goes at once for the next leader.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+
+	// Clusters and their Secrets are read through the manager's cache, as
+	// Karmada does.
+	members := membercluster.NewClientCache(mgr.GetClient(), nil, membercluster.Options{
+		QPS:       float32(opts.clusterAPIQPS),
+		Burst:     opts.clusterAPIBurst,
+		UserAgent: "flotilla-controller-manager",
+	})
+	informers := membercluster.NewInformerManager(members, logger.WithName("member-informers"))
+	if err := mgr.Add(informers); err != nil {
+		return fmt.Errorf("adding member informers: %w", err)
+	}
+
+	controllers := []struct {
+		name  string
+		setup func(ctrl.Manager) error
+	}{
+		{cluster.ControllerName, (&cluster.Reconciler{
+			Client:                  mgr.GetClient(),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder(cluster.ControllerName),
+			Members:                 members,
+			Informers:               informers,
+			Health:                  opts.clusterHealth,
+			MaxConcurrentReconciles: opts.concurrentClusterSyncs,
+		}).SetupWithManager},
+		{clusterstatus.ControllerName, (&clusterstatus.Reconciler{
+			Client:                  mgr.GetClient(),
+			Members:                 members,
+			Informers:               informers,
+			Period:                  opts.clusterStatusPeriod,
+			MaxConcurrentReconciles: opts.concurrentClusterSyncs,
+		}).SetupWithManager},
+		{namespace.ControllerName, (&namespace.Reconciler{
+			Client:                  mgr.GetClient(),
+			Members:                 members,
+			SkippedNamespaces:       skipped,
+			MaxConcurrentReconciles: opts.concurrentNamespaceSyncs,
+		}).SetupWithManager},
+	}
+	for _, c := range controllers {
+		if err := c.setup(mgr); err != nil {
+			return fmt.Errorf("setting up %s: %w", c.name, err)
+		}
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding readiness check: %w", err)
+	}
+
+	logger.WithName("setup").Info("Starting controller-manager")
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}
+
+// DefaultOptions returns the options with every flag at its default.
+func DefaultOptions() Options {
+	var o Options
+	o.BindFlags(flag.NewFlagSet("controller-manager", flag.ContinueOnError))
+	return o
+}
