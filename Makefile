@@ -27,6 +27,7 @@ help: ## Display this help.
 manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into config/rbac.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="./api/..." output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-controller-manager paths="./components/controller-manager/..." output:rbac:artifacts:config=config/rbac/controller-manager
+	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler paths="./components/scheduler/..." output:rbac:artifacts:config=config/rbac/scheduler
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods for the API types.

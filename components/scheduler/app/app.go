@@ -1,0 +1,107 @@
+// Package app is the scheduler as a library: its flags and Run, used by
+// cmd/main.go and by anything that runs the scheduler in-process
+// (flotillactl local up, the e2e suites).
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/scheduler"
+)
+
+// Options are the scheduler's settings, set through BindFlags.
+type Options struct {
+	schedulerName  string
+	metricsAddr    string
+	probeAddr      string
+	leaderElect    bool
+	workers        int
+	qps            float64
+	burst          int
+	templateEvents bool
+}
+
+// BindFlags registers the flags on fs with their defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.schedulerName, "scheduler-name", policyv1alpha1.DefaultSchedulerName, "Schedule the bindings whose spec.schedulerName is this.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, e.g. :8080; 0 disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `Address of the health probe endpoint; "0" disables it.`)
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that only one scheduler instance is active.")
+	fs.IntVar(&o.workers, "workers", 16, "Bindings scheduled concurrently.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Client-side QPS limit towards the API server.")
+	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Client-side burst towards the API server.")
+	fs.BoolVar(&o.templateEvents, "template-events", true, "Also record scheduling events on the resource templates.")
+}
+
+// DefaultOptions returns the options with every flag at its default.
+func DefaultOptions() Options {
+	var o Options
+	o.BindFlags(flag.NewFlagSet("scheduler", flag.ContinueOnError))
+	return o
+}
+
+// Run runs the scheduler against the control plane at cfg until ctx is done.
+func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger) error {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		clusterv1alpha1.AddToScheme,
+		policyv1alpha1.AddToScheme,
+		workv1alpha2.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			return fmt.Errorf("building the scheme: %w", err)
+		}
+	}
+
+	restConfig := rest.CopyConfig(cfg)
+	restConfig.QPS, restConfig.Burst = float32(opts.qps), opts.burst
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                 scheme,
+		Logger:                 logger,
+		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress: opts.probeAddr,
+		LeaderElection:         opts.leaderElect,
+		// One leader per scheduler name: differently named schedulers
+		// place disjoint bindings and may run side by side.
+		LeaderElectionID: opts.schedulerName + ".scheduler.flotilla.io",
+		BaseContext:      func() context.Context { return ctx },
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+
+	s := scheduler.New(mgr.GetClient(), mgr.GetCache(), scheduler.Options{
+		SchedulerName:  opts.schedulerName,
+		Workers:        opts.workers,
+		Recorder:       mgr.GetEventRecorder("flotilla-scheduler"),
+		TemplateEvents: opts.templateEvents,
+	})
+	if err := s.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the scheduler: %w", err)
+	}
+	logger.Info("Starting scheduler", "schedulerName", opts.schedulerName)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running the manager: %w", err)
+	}
+	return nil
+}

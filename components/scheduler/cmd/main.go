@@ -1,0 +1,33 @@
+// Command scheduler is Flotilla's binding scheduler: it places
+// ResourceBindings and ClusterResourceBindings whose spec.schedulerName is
+// its own onto member clusters.
+package main
+
+import (
+	"flag"
+	"os"
+
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/flotilla-io/flotilla/components/scheduler/app"
+)
+
+func main() {
+	var opts app.Options
+	opts.BindFlags(flag.CommandLine)
+	// klog's text logger and its -v / -vmodule flags, like other Kubernetes
+	// components.
+	logConfig := textlogger.NewConfig()
+	logConfig.AddFlags(flag.CommandLine)
+	flag.Parse()
+	logger := textlogger.NewLogger(logConfig)
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+
+	if err := app.Run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), opts, logger); err != nil {
+		logger.Error(err, "Scheduler failed")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,587 @@
+// Package scheduler runs the scheduling loop: it feeds the cluster cache and
+// the queue from informers, pops bindings, decides with package core
+// against a snapshot, and writes the decision: spec.clusters with the
+// applied-placement annotation first, then the status. Both writes carry
+// the resourceVersion they were decided on, so a binding changed meanwhile
+// is never overwritten with a stale decision; the change requeues it.
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	kevents "k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/cache"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/core"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/estimator"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/framework"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/plugins"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/queue"
+	"github.com/flotilla-io/flotilla/internal/events"
+)
+
+// IndexTargetCluster indexes bindings by the clusters in spec.clusters, to
+// find those hit by a cluster deletion.
+const IndexTargetCluster = "spec.clusters.name"
+
+// eventAction is the action of the scheduler's events.
+const eventAction = "Schedule"
+
+// Options configures a Scheduler.
+type Options struct {
+	// SchedulerName selects the bindings to schedule (spec.schedulerName);
+	// default "default-scheduler".
+	SchedulerName string
+	// Workers is how many bindings are scheduled concurrently; decisions
+	// are cheap, so this mostly overlaps API writes. Default 16.
+	Workers int
+	// Queue tunes backoff and retries.
+	Queue queue.Options
+	// Framework is the plugin set; default plugins.NewDefaultFramework().
+	Framework *framework.Framework
+	// Estimators are consulted besides the general estimator.
+	Estimators []estimator.Estimator
+	// Recorder records events; nil records none.
+	Recorder kevents.EventRecorder
+	// TemplateEvents also records the scheduling events on the resource
+	// template named by spec.resource.
+	TemplateEvents bool
+	// Clock is for tests; default the real clock.
+	Clock clock.PassiveClock
+}
+
+// Scheduler is a manager runnable. It needs leader election: two
+// schedulers writing the same bindings would fight.
+//
+// +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings/status;clusterresourcebindings/status,verbs=get;patch
+// +kubebuilder:rbac:groups=cluster.karmada.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+type Scheduler struct {
+	client    client.Client
+	informers ctrlcache.Informers
+	clusters  *cache.Cache
+	queue     *queue.Queue
+	algorithm *core.Algorithm
+	recorder  kevents.EventRecorder
+	name      string
+	workers   int
+	templates bool
+	clock     clock.PassiveClock
+	writes    *writeLog
+	stats     counters
+}
+
+// Stats counts what the scheduler did since it was built.
+type Stats struct {
+	// Attempts is the number of scheduling decisions made.
+	Attempts int64
+	// Scheduled counts decisions written successfully.
+	Scheduled int64
+	// Unschedulable counts decisions that found no fit or no room.
+	Unschedulable int64
+	// Errors counts internal errors and failed writes.
+	Errors int64
+	// SpecWrites and StatusWrites count API writes.
+	SpecWrites, StatusWrites int64
+}
+
+type counters struct {
+	attempts, scheduled, unschedulable, errors, specWrites, statusWrites atomic.Int64
+}
+
+// Stats returns the counters; for tests, benchmarks and debugging.
+func (s *Scheduler) Stats() Stats {
+	return Stats{
+		Attempts:      s.stats.attempts.Load(),
+		Scheduled:     s.stats.scheduled.Load(),
+		Unschedulable: s.stats.unschedulable.Load(),
+		Errors:        s.stats.errors.Load(),
+		SpecWrites:    s.stats.specWrites.Load(),
+		StatusWrites:  s.stats.statusWrites.Load(),
+	}
+}
+
+var (
+	_ manager.Runnable               = &Scheduler{}
+	_ manager.LeaderElectionRunnable = &Scheduler{}
+)
+
+// New builds a scheduler reading through c (a cache-backed client) and
+// watching through informers.
+func New(c client.Client, informers ctrlcache.Informers, opts Options) *Scheduler {
+	if opts.SchedulerName == "" {
+		opts.SchedulerName = policyv1alpha1.DefaultSchedulerName
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 16
+	}
+	if opts.Framework == nil {
+		opts.Framework = plugins.NewDefaultFramework()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Scheduler{
+		client:    c,
+		informers: informers,
+		clusters:  cache.New(),
+		queue:     queue.New(opts.Queue),
+		algorithm: core.NewAlgorithm(opts.Framework, opts.Estimators...),
+		recorder:  opts.Recorder,
+		name:      opts.SchedulerName,
+		workers:   opts.Workers,
+		templates: opts.TemplateEvents,
+		clock:     opts.Clock,
+		writes:    &writeLog{stale: make(map[queue.Key][]string)},
+	}
+}
+
+// SetupWithManager registers the target-cluster index and the scheduler
+// with the manager.
+func (s *Scheduler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := IndexBindings(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	return mgr.Add(s)
+}
+
+// IndexBindings adds IndexTargetCluster to both binding kinds.
+func IndexBindings(ctx context.Context, indexer client.FieldIndexer) error {
+	extract := func(obj client.Object) []string {
+		b, ok := AsBinding(obj)
+		if !ok {
+			return nil
+		}
+		names := make([]string, len(b.Spec.Clusters))
+		for i, tc := range b.Spec.Clusters {
+			names[i] = tc.Name
+		}
+		return names
+	}
+	if err := indexer.IndexField(ctx, &workv1alpha2.ResourceBinding{}, IndexTargetCluster, extract); err != nil {
+		return fmt.Errorf("indexing ResourceBindings by target cluster: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &workv1alpha2.ClusterResourceBinding{}, IndexTargetCluster, extract); err != nil {
+		return fmt.Errorf("indexing ClusterResourceBindings by target cluster: %w", err)
+	}
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (s *Scheduler) NeedLeaderElection() bool { return true }
+
+// Start runs the loop until ctx ends.
+func (s *Scheduler) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("scheduler").WithValues("schedulerName", s.name)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	clusterInformer, err := s.informers.GetInformer(ctx, &clusterv1alpha1.Cluster{})
+	if err != nil {
+		return fmt.Errorf("getting the Cluster informer: %w", err)
+	}
+	clusterReg, err := clusterInformer.AddEventHandler(s.clusterHandler(ctx))
+	if err != nil {
+		return fmt.Errorf("watching Clusters: %w", err)
+	}
+	defer func() { _ = clusterInformer.RemoveEventHandler(clusterReg) }()
+	// Bindings are judged against the clusters (a target missing from the
+	// cache reads as deleted), so the cache must be complete first.
+	if !toolscache.WaitForCacheSync(ctx.Done(), clusterReg.HasSynced) {
+		return fmt.Errorf("waiting for the Cluster cache: %w", ctx.Err())
+	}
+
+	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+		inf, err := s.informers.GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("getting the %T informer: %w", obj, err)
+		}
+		reg, err := inf.AddEventHandler(s.bindingHandler())
+		if err != nil {
+			return fmt.Errorf("watching %T: %w", obj, err)
+		}
+		defer func() { _ = inf.RemoveEventHandler(reg) }()
+	}
+
+	log.Info("Starting scheduler", "workers", s.workers)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.queue.Run(ctx) })
+	for range s.workers {
+		wg.Go(func() { s.work(ctx) })
+	}
+	<-ctx.Done()
+	wg.Wait()
+	log.Info("Scheduler stopped")
+	return nil
+}
+
+func (s *Scheduler) clusterHandler(ctx context.Context) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if c, ok := obj.(*clusterv1alpha1.Cluster); ok {
+				s.clusters.AddOrUpdate(c)
+				s.queue.MoveAllToActive()
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*clusterv1alpha1.Cluster)
+			n, ok2 := newObj.(*clusterv1alpha1.Cluster)
+			if !ok1 || !ok2 {
+				return
+			}
+			s.clusters.AddOrUpdate(n)
+			if ClusterChangeMayHelp(o, n) {
+				s.queue.MoveAllToActive()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			c, ok := obj.(*clusterv1alpha1.Cluster)
+			if !ok {
+				return
+			}
+			s.clusters.Delete(c.Name)
+			s.requeueTargeting(ctx, c.Name)
+		},
+	}
+}
+
+// ClusterChangeMayHelp reports whether a cluster update could make an
+// unschedulable binding fit: anything the filters or estimators read.
+// Heartbeat-only status updates do not qualify.
+func ClusterChangeMayHelp(o, n *clusterv1alpha1.Cluster) bool {
+	if o.Generation != n.Generation || !maps.Equal(o.Labels, n.Labels) {
+		return true
+	}
+	if !equality.Semantic.DeepEqual(o.Spec, n.Spec) {
+		return true
+	}
+	if !equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements) ||
+		!equality.Semantic.DeepEqual(o.Status.ResourceSummary, n.Status.ResourceSummary) {
+		return true
+	}
+	complete := func(c *clusterv1alpha1.Cluster) metav1.ConditionStatus {
+		if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements); cond != nil {
+			return cond.Status
+		}
+		return ""
+	}
+	return complete(o) != complete(n)
+}
+
+// requeueTargeting queues our bindings that have replicas in a deleted
+// cluster.
+func (s *Scheduler) requeueTargeting(ctx context.Context, cluster string) {
+	log := ctrl.LoggerFrom(ctx)
+	var rbs workv1alpha2.ResourceBindingList
+	if err := s.client.List(ctx, &rbs, client.MatchingFields{IndexTargetCluster: cluster}); err != nil {
+		log.Error(err, "Listing ResourceBindings of a deleted cluster", "cluster", cluster)
+	}
+	for i := range rbs.Items {
+		s.enqueue(Binding{Object: &rbs.Items[i], Spec: &rbs.Items[i].Spec, Status: &rbs.Items[i].Status})
+	}
+	var crbs workv1alpha2.ClusterResourceBindingList
+	if err := s.client.List(ctx, &crbs, client.MatchingFields{IndexTargetCluster: cluster}); err != nil {
+		log.Error(err, "Listing ClusterResourceBindings of a deleted cluster", "cluster", cluster)
+	}
+	for i := range crbs.Items {
+		s.enqueue(Binding{Object: &crbs.Items[i], Spec: &crbs.Items[i].Spec, Status: &crbs.Items[i].Status})
+	}
+}
+
+func (s *Scheduler) bindingHandler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if b, ok := AsBinding(obj); ok {
+				s.onBinding(b)
+			}
+		},
+		UpdateFunc: func(_, newObj any) {
+			if b, ok := AsBinding(newObj); ok {
+				s.onBinding(b)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if b, ok := AsBinding(obj); ok {
+				s.queue.Delete(b.Key())
+				s.writes.forget(b.Key())
+			}
+		},
+	}
+}
+
+func (s *Scheduler) onBinding(b Binding) {
+	key := b.Key()
+	s.writes.observe(key, b.Object.GetResourceVersion())
+	if b.SchedulerName() != s.name {
+		s.queue.Delete(key)
+		return
+	}
+	if Evaluate(b, s.clusters.Has).Action != Nothing {
+		s.queue.Add(key, b.Priority())
+	}
+}
+
+func (s *Scheduler) enqueue(b Binding) {
+	if b.SchedulerName() == s.name {
+		s.queue.Add(b.Key(), b.Priority())
+	}
+}
+
+func (s *Scheduler) work(ctx context.Context) {
+	for {
+		key, ok := s.queue.Pop(ctx)
+		if !ok {
+			return
+		}
+		s.queue.Done(key, s.scheduleOne(ctx, key))
+	}
+}
+
+// scheduleOne is one scheduling cycle of one binding.
+func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcome {
+	log := ctrl.LoggerFrom(ctx).WithValues("binding", key.String())
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	obj := newObject(key)
+	if err := s.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return queue.Done
+		}
+		log.Error(err, "Reading binding")
+		return queue.Failed
+	}
+	b, _ := AsBinding(obj)
+	if b.SchedulerName() != s.name {
+		return queue.Done
+	}
+	if s.writes.isStale(key, obj.GetResourceVersion()) {
+		// Our own write has not reached the cache yet; its event requeues
+		// the binding if there is anything left to do.
+		return queue.Done
+	}
+
+	trigger := Evaluate(b, s.clusters.Has)
+	switch trigger.Action {
+	case Nothing:
+		return queue.Done
+	case ObserveGeneration:
+		old := currentStatus(b.Status)
+		next := old
+		next.observedGeneration = obj.GetGeneration()
+		if _, err := s.writeStatus(ctx, b, old, next, obj.GetResourceVersion()); err != nil {
+			return s.writeFailed(ctx, err)
+		}
+		return queue.Done
+	}
+
+	log.V(1).Info("Scheduling binding", "reason", trigger.Reason, "fresh", trigger.Fresh)
+	s.stats.attempts.Add(1)
+	decision, err := s.algorithm.Schedule(ctx, s.clusters.Snapshot(), core.Input{
+		Spec:                 b.Spec,
+		ObservedAffinityName: b.Status.SchedulerObservedAffinityName,
+		Fresh:                trigger.Fresh,
+	})
+	if err != nil {
+		return s.recordFailure(ctx, b, err)
+	}
+	return s.recordSuccess(ctx, b, decision)
+}
+
+func (s *Scheduler) recordSuccess(ctx context.Context, b Binding, d core.Decision) queue.Outcome {
+	log := ctrl.LoggerFrom(ctx)
+	key := b.Key()
+	placement, err := json.Marshal(b.Spec.Placement)
+	if err != nil {
+		return s.recordFailure(ctx, b, fmt.Errorf("encoding the placement: %w", err))
+	}
+	generation, rv := b.Object.GetGeneration(), b.Object.GetResourceVersion()
+	patch, err := buildSpecPatch(b, d.Clusters, string(placement))
+	if err != nil {
+		return s.recordFailure(ctx, b, fmt.Errorf("encoding the schedule: %w", err))
+	}
+	if patch != nil {
+		target := newObject(key)
+		if err := s.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return s.writeFailed(ctx, err)
+		}
+		s.stats.specWrites.Add(1)
+		s.writes.add(key, rv)
+		generation, rv = target.GetGeneration(), target.GetResourceVersion()
+	}
+
+	old := currentStatus(b.Status)
+	scheduledAt := laterOf(metav1.NewTime(s.clock.Now()), b.Spec.RescheduleTriggeredAt)
+	next := statusFields{
+		observedGeneration: generation,
+		affinityName:       d.AffinityName,
+		lastScheduledTime:  &scheduledAt,
+		conditions:         withCondition(old.conditions, conditionFor(nil, generation)),
+	}
+	if _, err := s.writeStatus(ctx, b, old, next, rv); err != nil {
+		// spec.clusters is written but the status is not: the binding
+		// reads as not scheduled, so the retry only completes the status.
+		return s.writeFailed(ctx, err)
+	}
+	log.V(1).Info("Scheduled binding", "clusters", describeTargets(d.Clusters), "affinity", d.AffinityName)
+	s.stats.scheduled.Add(1)
+	s.event(b, corev1.EventTypeNormal, events.ReasonScheduleBindingSucceed, "%s Result: %s.", MessageScheduled, describeTargets(d.Clusters))
+	return queue.Done
+}
+
+// recordFailure keeps spec.clusters as it is (a failed decision never
+// removes a running workload) and reports the failure in the Scheduled
+// condition.
+func (s *Scheduler) recordFailure(ctx context.Context, b Binding, schedErr error) queue.Outcome {
+	log := ctrl.LoggerFrom(ctx)
+	outcome := queue.Failed
+	if core.IsUnschedulable(schedErr) {
+		outcome = queue.Unschedulable
+		s.stats.unschedulable.Add(1)
+		log.V(1).Info("Binding is unschedulable", "reason", schedErr.Error())
+	} else {
+		s.stats.errors.Add(1)
+		log.Error(schedErr, "Scheduling binding failed")
+	}
+	old := currentStatus(b.Status)
+	next := old
+	next.conditions = withCondition(old.conditions, conditionFor(schedErr, b.Object.GetGeneration()))
+	wrote, err := s.writeStatus(ctx, b, old, next, b.Object.GetResourceVersion())
+	if err != nil {
+		return s.writeFailed(ctx, err)
+	}
+	if wrote {
+		s.event(b, corev1.EventTypeWarning, events.ReasonScheduleBindingFailed, "%s", schedErr.Error())
+	}
+	return outcome
+}
+
+// writeStatus patches the scheduler's status fields if they change.
+func (s *Scheduler) writeStatus(ctx context.Context, b Binding, old, next statusFields, rv string) (bool, error) {
+	patch, err := buildStatusPatch(old, next, rv)
+	if err != nil || patch == nil {
+		return false, err
+	}
+	key := b.Key()
+	target := newObject(key)
+	if err := s.client.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return false, err
+	}
+	s.stats.statusWrites.Add(1)
+	s.writes.add(key, rv)
+	return true, nil
+}
+
+// writeFailed classifies an API write error: a conflict means the binding
+// changed under us (its event requeues it), a missing binding needs
+// nothing, anything else is retried with backoff.
+func (s *Scheduler) writeFailed(ctx context.Context, err error) queue.Outcome {
+	log := ctrl.LoggerFrom(ctx)
+	if apierrors.IsNotFound(err) {
+		return queue.Done
+	}
+	s.stats.errors.Add(1)
+	switch {
+	case apierrors.IsConflict(err):
+		log.V(1).Info("Binding changed while scheduling; retrying", "error", err.Error())
+	default:
+		log.Error(err, "Writing the schedule")
+	}
+	return queue.Failed
+}
+
+func (s *Scheduler) event(b Binding, eventType, reason, note string, args ...any) {
+	if s.recorder == nil {
+		return
+	}
+	s.recorder.Eventf(b.Object, nil, eventType, reason, eventAction, note, args...)
+	if s.templates {
+		if t := templateOf(b.Spec); t != nil {
+			s.recorder.Eventf(t, b.Object, eventType, reason, eventAction, note, args...)
+		}
+	}
+}
+
+// templateOf references the template for events, without reading it: the
+// scheduler has no business watching every kind.
+func templateOf(spec *workv1alpha2.ResourceBindingSpec) runtime.Object {
+	r := spec.Resource
+	if r.Kind == "" || r.Name == "" || r.APIVersion == "" {
+		return nil
+	}
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: r.APIVersion, Kind: r.Kind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Name, UID: r.UID, ResourceVersion: r.ResourceVersion},
+	}
+}
+
+func newObject(key queue.Key) client.Object {
+	if key.Namespace == "" {
+		return &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: key.Name}}
+	}
+	return &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+}
+
+// writeLog remembers resourceVersions our own writes superseded, so a
+// worker reading the informer cache before the write's event arrived does
+// not decide again on the old object (which would only end in a conflict).
+type writeLog struct {
+	mu    sync.Mutex
+	stale map[queue.Key][]string
+}
+
+func (w *writeLog) add(key queue.Key, rv string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stale[key] = append(w.stale[key], rv)
+}
+
+func (w *writeLog) isStale(key queue.Key, rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Contains(w.stale[key], rv)
+}
+
+// observe is called with every version the informer delivers: once one
+// newer than our writes arrives, the cache has caught up.
+func (w *writeLog) observe(key queue.Key, rv string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if list, ok := w.stale[key]; ok && !slices.Contains(list, rv) {
+		delete(w.stale, key)
+	}
+}
+
+func (w *writeLog) forget(key queue.Key) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.stale, key)
+}
