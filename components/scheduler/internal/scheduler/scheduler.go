@@ -72,14 +72,14 @@ type Options struct {
 	Clock clock.PassiveClock
 }
 
-// Scheduler is a manager runnable. It needs leader election: two
-// schedulers writing the same bindings would fight.
-//
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings/status;clusterresourcebindings/status,verbs=get;patch
 // +kubebuilder:rbac:groups=cluster.karmada.io,resources=clusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+
+// Scheduler is a manager runnable. It needs leader election: two
+// schedulers writing the same bindings would fight.
 type Scheduler struct {
 	client    client.Client
 	informers ctrlcache.Informers
