@@ -190,9 +190,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	return nil
 }
 
-// DefaultOptions returns the options with every flag at its default.
-func DefaultOptions() Options {
+// ParseOptions returns the options that the command line args gives, with
+// every other flag at its default; no args gives the defaults.
+func ParseOptions(args ...string) (Options, error) {
 	var o Options
-	o.BindFlags(flag.NewFlagSet("controller-manager", flag.ContinueOnError))
-	return o
+	fs := flag.NewFlagSet("controller-manager", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return Options{}, fmt.Errorf("controller-manager options: %w", err)
+	}
+	return o, nil
 }

@@ -46,11 +46,16 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.templateEvents, "template-events", true, "Also record scheduling events on the resource templates.")
 }
 
-// DefaultOptions returns the options with every flag at its default.
-func DefaultOptions() Options {
+// ParseOptions returns the options that the command line args gives, with
+// every other flag at its default; no args gives the defaults.
+func ParseOptions(args ...string) (Options, error) {
 	var o Options
-	o.BindFlags(flag.NewFlagSet("scheduler", flag.ContinueOnError))
-	return o
+	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return Options{}, fmt.Errorf("scheduler options: %w", err)
+	}
+	return o, nil
 }
 
 // Run runs the scheduler against the control plane at cfg until ctx is done.
