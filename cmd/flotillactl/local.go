@@ -11,11 +11,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	cmapp "github.com/flotilla-io/flotilla/components/controller-manager/app"
+	schedapp "github.com/flotilla-io/flotilla/components/scheduler/app"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 )
 
@@ -47,8 +50,8 @@ func newLocalUpCommand() *cobra.Command {
 		Short: "Start a local federation and keep it running until interrupted",
 		Long: `Starts, on 127.0.0.1, a control-plane API server (context karmada-apiserver)
 with Flotilla's CRDs and member clusters member1 … memberN, each registered as a
-Push-mode Cluster, writes a kubeconfig with a context per cluster and runs in the
-foreground until Ctrl-C, SIGTERM or ` + "`flotillactl local down`" + `, then stops everything.`,
+Push-mode Cluster, runs Flotilla's controller-manager and scheduler against it,
+writes a kubeconfig with a context per cluster and runs in the foreground until Ctrl-C, SIGTERM or ` + "`flotillactl local down`" + `, then stops everything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
@@ -121,9 +124,76 @@ func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
 		}
 		printf(out, "Stopped\n")
 	}()
+	components, err := startComponents(ctx, fed)
+	if err != nil {
+		return err
+	}
 	printUsage(out, fed)
-	<-ctx.Done()
-	return nil
+	select {
+	case <-ctx.Done():
+		return <-components
+	case err := <-components:
+		// A component that stops on its own takes the federation down with
+		// it: a control plane without its controllers would only mislead.
+		return fmt.Errorf("a federation component stopped: %w", err)
+	}
+}
+
+// startComponents runs the controller-manager and the scheduler in this
+// process against the control plane, logging to <logs>/karmada-apiserver/.
+// The returned channel yields once both have stopped, or as soon as one fails.
+func startComponents(ctx context.Context, fed *localfed.Federation) (<-chan error, error) {
+	cmOpts, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0")
+	if err != nil {
+		return nil, err
+	}
+	schedOpts, err := schedapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0")
+	if err != nil {
+		return nil, err
+	}
+	type component struct {
+		name string
+		run  func(context.Context, logr.Logger) error
+	}
+	components := []component{
+		{"controller-manager", func(ctx context.Context, l logr.Logger) error {
+			return cmapp.Run(ctx, fed.ControlPlane.Config, cmOpts, l)
+		}},
+		{"scheduler", func(ctx context.Context, l logr.Logger) error {
+			return schedapp.Run(ctx, fed.ControlPlane.Config, schedOpts, l)
+		}},
+	}
+	done := make(chan error, len(components))
+	for _, c := range components {
+		path := filepath.Join(fed.LogDir(), localfed.ControlPlaneName, c.name+".log")
+		file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("opening the log of the %s: %w", c.name, err)
+		}
+		logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(file), textlogger.Verbosity(2)))
+		go func() {
+			defer file.Close()
+			err := c.run(log.IntoContext(ctx, logger), logger)
+			if err != nil {
+				err = fmt.Errorf("%s: %w (log: %s)", c.name, err, path)
+			}
+			done <- err
+		}()
+	}
+	result := make(chan error, 1)
+	go func() {
+		var errs []error
+		for range components {
+			if err := <-done; err != nil {
+				errs = append(errs, err)
+				if ctx.Err() == nil {
+					break
+				}
+			}
+		}
+		result <- errors.Join(errs...)
+	}()
+	return result, nil
 }
 
 func (o *localUpOptions) federationOptions() (localfed.Options, error) {
