@@ -1,0 +1,161 @@
+package bindingstatus
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
+	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
+	"github.com/flotilla-io/flotilla/internal/names"
+)
+
+// actionAggregateStatus is the events' action (events.k8s.io/v1 requires
+// one).
+const actionAggregateStatus = "AggregateStatus"
+
+// conflictRetry requeues after a write lost a race with another writer.
+const conflictRetry = 200 * time.Millisecond
+
+func (r *Reconciler) reconcileResourceBinding(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return requeueOnConflict(ctx, r.reconcile(ctx, binding.ViewOf(rb)))
+}
+
+func (r *Reconciler) reconcileClusterResourceBinding(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	crb := &workv1alpha2.ClusterResourceBinding{}
+	if err := r.Client.Get(ctx, req.NamespacedName, crb); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return requeueOnConflict(ctx, r.reconcile(ctx, binding.ClusterViewOf(crb)))
+}
+
+func requeueOnConflict(ctx context.Context, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		ctrl.LoggerFrom(ctx).V(1).Info("Lost a race writing; retrying", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// reconcile aggregates the Works of one binding into its status, then into
+// its template's status.
+func (r *Reconciler) reconcile(ctx context.Context, v binding.View) error {
+	if !v.Object.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	items, err := r.collect(ctx, v)
+	if err != nil {
+		return err
+	}
+	if err := r.patchStatus(ctx, v, items); err != nil {
+		return err
+	}
+
+	ref := v.Spec.Resource
+	if !r.templates.enabled(ref) {
+		return nil
+	}
+	written, err := r.templates.update(ctx, ref, items)
+	if err = ignoreGone(err); err != nil {
+		if apierrors.IsConflict(err) {
+			return err
+		}
+		r.Recorder.Eventf(v.Object, nil, corev1.EventTypeWarning, flotillaevents.ReasonAggregateStatusFailed, actionAggregateStatus,
+			"Failed to aggregate status into %s %s: %v", ref.Kind, ref.Name, err)
+		if t, terr := r.Templates.Cached(ctx, ref); terr == nil {
+			r.Recorder.Eventf(t, nil, corev1.EventTypeWarning, flotillaevents.ReasonAggregateStatusFailed, actionAggregateStatus,
+				"Failed to aggregate status: %v", err)
+		}
+		return fmt.Errorf("aggregating status into the template: %w", err)
+	}
+	if written != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Updated template status", "template", ref)
+		for _, o := range []client.Object{v.Object, written} {
+			r.Recorder.Eventf(o, nil, corev1.EventTypeNormal, flotillaevents.ReasonAggregateStatusSucceed, actionAggregateStatus,
+				"Aggregated status of %s %s from %d clusters", ref.Kind, ref.Name, len(items))
+		}
+	}
+	return nil
+}
+
+// collect builds one aggregated status item per cluster where the binding
+// should be, sorted by cluster name, from the Works in the cache. A Work
+// is found by its name; one of that name that belongs to another binding
+// counts as missing.
+func (r *Reconciler) collect(ctx context.Context, v binding.View) ([]workv1alpha2.AggregatedStatusItem, error) {
+	clusters := slices.Sorted(maps.Keys(binding.ExistingClusters(v.Spec)))
+	ref := v.Spec.Resource
+	name := names.Work(ref.Namespace, ref.Name, ref.Kind)
+	items := make([]workv1alpha2.AggregatedStatusItem, 0, len(clusters))
+	for _, c := range clusters {
+		w := &workv1alpha1.Work{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: names.ExecutionSpace(c), Name: name}, w, client.UnsafeDisableDeepCopy)
+		switch {
+		case apierrors.IsNotFound(err):
+			w = nil
+		case err != nil:
+			return nil, fmt.Errorf("reading Work of cluster %s: %w", c, err)
+		case !v.Owns(w.Labels, w.Annotations):
+			w = nil
+		}
+		items = append(items, itemFor(c, w, ref))
+	}
+	return items, nil
+}
+
+// patchStatus writes aggregatedStatus and the FullyApplied condition when
+// they changed. The lock keeps the scheduler's concurrent writes: a merge
+// patch replaces whole lists.
+func (r *Reconciler) patchStatus(ctx context.Context, v binding.View, items []workv1alpha2.AggregatedStatusItem) error {
+	base := v.Object.DeepCopyObject().(client.Object)
+	changed := false
+	if !sameItems(v.Status.AggregatedStatus, items) {
+		v.Status.AggregatedStatus = items
+		changed = true
+	}
+	if meta.SetStatusCondition(&v.Status.Conditions, fullyApplied(items, v.Object.GetGeneration())) {
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, v.Object, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patching %s status: %w", v.Kind(), err)
+	}
+	return nil
+}
+
+// resourceBindingOfWork maps a Work to the ResourceBinding named on it.
+func resourceBindingOfWork(_ context.Context, obj client.Object) []reconcile.Request {
+	a := obj.GetAnnotations()
+	ns, name := a[workv1alpha2.ResourceBindingNamespaceAnnotationKey], a[workv1alpha2.ResourceBindingNameAnnotationKey]
+	if ns == "" || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
+}
+
+// clusterResourceBindingOfWork maps a Work to the ClusterResourceBinding
+// named on it.
+func clusterResourceBindingOfWork(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetAnnotations()[workv1alpha2.ClusterResourceBindingAnnotationKey]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+}
