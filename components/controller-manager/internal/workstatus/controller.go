@@ -1,0 +1,304 @@
+// Package workstatus is the work-status controller (push mode): it watches,
+// in each member, the objects that Works put there, reflects their status
+// and health (resource interpreter ReflectStatus and InterpretHealth) into
+// Work.status.manifestStatuses, and hands the Work back to the execution
+// controller when a member object was deleted or changed behind the
+// control plane's back.
+//
+// Member informers run only for the resources some Work's manifests use,
+// only over objects labelled karmada.io/managed=true, and are stopped when
+// no Work needs them; they are shared with the execution controller
+// (execution.ManagedObjects).
+package workstatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
+	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/names"
+)
+
+// ControllerName names the controller and its events.
+const ControllerName = "work-status-controller"
+
+// DefaultMaxConcurrentReconciles is the default of the Reconciler's
+// MaxConcurrentReconciles.
+const DefaultMaxConcurrentReconciles = 10
+
+const (
+	// syncWait is how soon to look again while a member informer is still
+	// listing.
+	syncWait = time.Second
+	// resyncPeriod brings every Work back now and then, so that nothing
+	// depends on an event having been seen.
+	resyncPeriod = 10 * time.Minute
+)
+
+// Event actions (events.k8s.io/v1 requires one).
+const (
+	actionReflectStatus   = "ReflectStatus"
+	actionInterpretHealth = "InterpretHealth"
+)
+
+// Reconciler reflects member status into Works. Set the exported fields,
+// then call SetupWithManager.
+type Reconciler struct {
+	// Client reads Works and Clusters through the manager's cache and writes
+	// Work status.
+	Client      client.Client
+	Recorder    events.EventRecorder
+	Members     *membercluster.ClientCache
+	Informers   *membercluster.InformerManager
+	Interpreter interpreter.Interpreter
+	// Reapply, when set, receives the Works whose member objects were
+	// deleted or changed behind the control plane's back; the execution
+	// controller reads it (its Reapply) and applies them again. Give it a
+	// buffer (a few hundred): sends never block.
+	Reapply chan<- event.GenericEvent
+	// MaxConcurrentReconciles bounds the Works reflected at once. Default:
+	// DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
+
+	events  *queueSource
+	watcher *watcher
+}
+
+// +kubebuilder:rbac:groups=work.karmada.io,resources=works,verbs=get;list;watch
+// +kubebuilder:rbac:groups=work.karmada.io,resources=works/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cluster.karmada.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+
+// SetupWithManager registers the controller: it watches Works in execution
+// namespaces, Clusters turning Ready, and the member objects of the Works.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil || r.Recorder == nil || r.Members == nil || r.Informers == nil || r.Interpreter == nil {
+		return errors.New("work-status controller: Client, Recorder, Members, Informers and Interpreter are required")
+	}
+	if r.MaxConcurrentReconciles <= 0 {
+		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	r.events = &queueSource{}
+	r.watcher = newWatcher(execution.NewManagedObjects(r.Informers), r.events)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&workv1alpha1.Work{}, builder.WithPredicates(execution.InExecutionSpace(), predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return execution.WorkChanged(e.ObjectOld, e.ObjectNew)
+		}})).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(execution.WorksOfCluster(r.Client)), builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return execution.ClusterChanged(e.ObjectOld, e.ObjectNew) },
+		})).
+		WatchesRawSource(source.Func(r.events.start)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// Reconcile reflects the member status of one Work.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	clusterName, ok := names.ClusterOfExecutionSpace(req.Namespace)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	work := &workv1alpha1.Work{}
+	if err := r.Client.Get(ctx, req.NamespacedName, work); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.watcher.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting Work: %w", err)
+	}
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.watcher.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting Cluster %s: %w", clusterName, err)
+	}
+	if cluster.Spec.SyncMode == clusterv1alpha1.Pull || !cluster.DeletionTimestamp.IsZero() || !work.DeletionTimestamp.IsZero() {
+		// The agent reports Pull members; objects of a Work or member that
+		// is going need no status.
+		r.watcher.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	if !execution.IsReady(cluster) {
+		// The informers keep retrying; the member turning Ready brings the
+		// Work back.
+		return ctrl.Result{}, nil
+	}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("cluster", clusterName))
+
+	clients, err := r.Members.ForCluster(ctx, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	targets, errs := execution.Targets(work, clients.Client.RESTMapper())
+	for _, err := range errs {
+		if !execution.NothingApplied(err) {
+			// Discovery failed: keep watching what was watched until the
+			// member answers.
+			return ctrl.Result{}, fmt.Errorf("resolving manifests: %w", err)
+		}
+	}
+	informers, err := r.watcher.watch(ctx, req.NamespacedName, clusterName, resourcesOf(targets))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, informer := range informers {
+		if !informer.HasSynced() {
+			return ctrl.Result{RequeueAfter: syncWait}, nil
+		}
+	}
+
+	reflectErr := r.reflect(ctx, work, targets, informers)
+	handedOver := r.reapplyIfDrifted(ctx, work, targets, informers)
+	switch {
+	case reflectErr != nil:
+		return ctrl.Result{}, reflectErr
+	case !handedOver:
+		return ctrl.Result{RequeueAfter: syncWait}, nil
+	}
+	return ctrl.Result{RequeueAfter: resyncPeriod}, nil
+}
+
+func resourcesOf(targets []execution.Target) []schema.GroupVersionResource {
+	gvrs := make([]schema.GroupVersionResource, 0, len(targets))
+	for _, t := range targets {
+		gvrs = append(gvrs, t.Mapping.Resource)
+	}
+	return gvrs
+}
+
+// memberObject is the cached member object of t; it must not be changed.
+func memberObject(t execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) (obj *unstructured.Unstructured, found bool) {
+	item, found, err := informers[t.Mapping.Resource].GetStore().GetByKey(t.Key())
+	if err != nil || !found {
+		return nil, false
+	}
+	obj, ok := item.(*unstructured.Unstructured)
+	if !ok {
+		return nil, false
+	}
+	return obj, true
+}
+
+// reflect writes manifestStatuses from the member objects, with events for
+// what changed and what failed. Objects from the informers are only read.
+func (r *Reconciler) reflect(ctx context.Context, work *workv1alpha1.Work, targets []execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) error {
+	prevStatuses := work.Status.ManifestStatuses
+	statuses := make([]workv1alpha1.ManifestStatus, 0, len(targets))
+	var errs []error
+	for _, t := range targets {
+		observed, found := memberObject(t, informers)
+		if !found || !execution.ManagedBy(observed, work) {
+			continue
+		}
+		id := t.Identifier()
+		prev := previous(prevStatuses, id)
+		got := interpret(ctx, r.Interpreter, observed)
+		ms := manifestStatus(id, got, prev)
+		statuses = append(statuses, ms)
+		r.recordInterpretation(work, t, got, prev, ms)
+		if got.reflectErr != nil {
+			errs = append(errs, fmt.Errorf("reflecting status of %s: %w", t, got.reflectErr))
+		}
+		if got.healthErr != nil {
+			errs = append(errs, fmt.Errorf("interpreting health of %s: %w", t, got.healthErr))
+		}
+	}
+	if sameStatuses(prevStatuses, statuses) {
+		return errors.Join(errs...)
+	}
+	updated := work.DeepCopy()
+	updated.Status.ManifestStatuses = statuses
+	// Only manifestStatuses changes, so the merge patch leaves the
+	// execution controller's conditions alone.
+	if err := r.Client.Status().Patch(ctx, updated, client.MergeFrom(work)); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("patching Work status: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// recordInterpretation emits events for a failure, or for a status or
+// health that changed.
+func (r *Reconciler) recordInterpretation(work *workv1alpha1.Work, t execution.Target, got interpreted, prev *workv1alpha1.ManifestStatus, ms workv1alpha1.ManifestStatus) {
+	switch {
+	case got.reflectErr != nil:
+		r.Recorder.Eventf(work, nil, corev1.EventTypeWarning, flotillaevents.ReasonReflectStatusFailed, actionReflectStatus,
+			"Failed to reflect the status of %s: %v", t, got.reflectErr)
+	case prev == nil || !sameRaw(prev.Status, ms.Status):
+		r.Recorder.Eventf(work, nil, corev1.EventTypeNormal, flotillaevents.ReasonReflectStatusSucceed, actionReflectStatus,
+			"Reflected the status of %s", t)
+	}
+	switch {
+	case got.healthErr != nil:
+		r.Recorder.Eventf(work, nil, corev1.EventTypeWarning, flotillaevents.ReasonInterpretHealthFailed, actionInterpretHealth,
+			"Failed to interpret the health of %s: %v", t, got.healthErr)
+	case prev == nil || prev.Health != ms.Health:
+		r.Recorder.Eventf(work, nil, corev1.EventTypeNormal, flotillaevents.ReasonInterpretHealthSucceed, actionInterpretHealth,
+			"Health of %s is %s", t, ms.Health)
+	}
+}
+
+// reapplyIfDrifted hands the Work to the execution controller when one of
+// its member objects went away or no longer has the desired values. It
+// reports false when that was needed but Reapply was full: never blocking
+// keeps a worker from hanging on a consumer that does not read.
+func (r *Reconciler) reapplyIfDrifted(ctx context.Context, work *workv1alpha1.Work, targets []execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) bool {
+	if r.Reapply == nil || !dispatched(work) {
+		return true
+	}
+	log := ctrl.LoggerFrom(ctx)
+	for _, t := range targets {
+		observed, found := memberObject(t, informers)
+		s := memberState{found: found}
+		if found {
+			s.managed = execution.ManagedBy(observed, work)
+			if s.managed {
+				inSync, err := execution.InSync(ctx, r.Interpreter, t, observed)
+				if err != nil {
+					log.Error(err, "Comparing the member object with its manifest", "object", t.String())
+					continue
+				}
+				s.inSync = inSync
+			}
+		}
+		if !drifted(s) {
+			continue
+		}
+		log.Info("Member object deleted or changed behind the control plane's back; applying again", "object", t.String(), "found", found)
+		ref := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: work.Namespace, Name: work.Name}}
+		select {
+		case r.Reapply <- event.GenericEvent{Object: ref}:
+			return true
+		default:
+			log.V(1).Info("Reapply channel full; trying again shortly")
+			return false
+		}
+	}
+	return true
+}
