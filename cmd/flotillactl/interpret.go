@@ -119,7 +119,7 @@ func (o *interpretOptions) interpret(ctx context.Context, out io.Writer, vm *lua
 		return errors.New("give the object with --desired-file or --observed-file")
 	}
 	if op == configv1alpha1.InterpreterOperationRetain && (c.DesiredObj == nil || c.ObservedObj == nil) {
-		return errors.New("Retain needs both --desired-file and --observed-file")
+		return fmt.Errorf("%s needs both --desired-file and --observed-file", op)
 	}
 	if c.StatusItems, err = readStatusItems(o.statusFile); err != nil {
 		return err
@@ -232,10 +232,10 @@ func checkCustomizations(ctx context.Context, out io.Writer, vm *lua.VM, files [
 		for _, c := range cs {
 			errs := luarules.Check(ctx, vm, c)
 			for _, e := range errs {
-				fmt.Fprintf(out, "%s: %v\n", file, e)
+				printf(out, "%s: %v\n", file, e)
 			}
 			if len(errs) == 0 {
-				fmt.Fprintf(out, "%s: %s: ok\n", file, c.Name)
+				printf(out, "%s: %s: ok\n", file, c.Name)
 			}
 			failed += len(errs)
 		}
@@ -259,27 +259,27 @@ func runInterpreterTests(ctx context.Context, out io.Writer, vm *lua.VM, dir str
 	for _, d := range dirs {
 		outcomes, err := customizationtest.RunDir(ctx, fsys, d, vm)
 		if err != nil {
-			fmt.Fprintf(out, "FAIL %s: %v\n", d, err)
+			printf(out, "FAIL %s: %v\n", d, err)
 			failed++
 			continue
 		}
 		for _, o := range outcomes {
 			if !o.Failed() {
 				passed++
-				fmt.Fprintf(out, "ok   %s\n", o.Case.ID())
+				printf(out, "ok   %s\n", o.Case.ID())
 				continue
 			}
 			failed++
-			fmt.Fprintf(out, "FAIL %s\n", o.Case.ID())
+			printf(out, "FAIL %s\n", o.Case.ID())
 			if o.Err != nil {
-				fmt.Fprintf(out, "     %v\n", o.Err)
+				printf(out, "     %v\n", o.Err)
 			}
 			for _, diff := range o.Diffs {
-				fmt.Fprintf(out, "     %s\n", strings.ReplaceAll(diff, "\n", "\n     "))
+				printf(out, "     %s\n", strings.ReplaceAll(diff, "\n", "\n     "))
 			}
 		}
 	}
-	fmt.Fprintf(out, "%d passed, %d failed\n", passed, failed)
+	printf(out, "%d passed, %d failed\n", passed, failed)
 	if failed > 0 {
 		return fmt.Errorf("%d interpreter test(s) failed", failed)
 	}

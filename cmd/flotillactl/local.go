@@ -172,7 +172,9 @@ func startComponents(ctx context.Context, fed *localfed.Federation) (<-chan erro
 		}
 		logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(file), textlogger.Verbosity(2)))
 		go func() {
-			defer file.Close()
+			// The component has stopped writing its log; a failed close
+			// leaves nothing to do.
+			defer func() { _ = file.Close() }()
 			err := c.run(log.IntoContext(ctx, logger), logger)
 			if err != nil {
 				err = fmt.Errorf("%s: %w (log: %s)", c.name, err, path)

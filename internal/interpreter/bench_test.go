@@ -220,11 +220,11 @@ func benchCases(b *testing.B) []benchCase {
 	for _, c := range benchCustomizations() {
 		rics.Apply(ctx(), c)
 	}
-	lua := interpreter.NewChain(rics, native.New())
+	scripted := interpreter.NewChain(rics, native.New())
 	nat := interpreter.NewChain(customization.NewStore(vm), native.New())
 	return []benchCase{
-		{"lua/Deployment", lua, benchDeployment, deploymentItems()},
-		{"lua/FlinkDeployment", lua, benchFlink, flinkItems()},
+		{"lua/Deployment", scripted, benchDeployment, deploymentItems()},
+		{"lua/FlinkDeployment", scripted, benchFlink, flinkItems()},
 		{"native/Deployment", nat, benchDeployment, deploymentItems()},
 	}
 }

@@ -57,13 +57,13 @@ func TestClientsAreRebuiltWhenTheConnectionChanges(t *testing.T) {
 	s := shared.get(t)
 	ctx := t.Context()
 	cluster, secret := s.register(t, "cached")
-	cache := membercluster.NewClientCache(s.client, nil, membercluster.Options{})
+	clientCache := membercluster.NewClientCache(s.client, nil, membercluster.Options{})
 
-	first, err := cache.Get(ctx, "cached")
+	first, err := clientCache.Get(ctx, "cached")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := cache.Get(ctx, "cached")
+	again, err := clientCache.Get(ctx, "cached")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestClientsAreRebuiltWhenTheConnectionChanges(t *testing.T) {
 	if err := s.client.Patch(ctx, cluster, patch); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := cache.Get(ctx, "cached"); err != nil || got != first {
+	if got, err := clientCache.Get(ctx, "cached"); err != nil || got != first {
 		t.Errorf("after a taint change: rebuilt=%v err=%v, want the same clients", got != first, err)
 	}
 
@@ -87,7 +87,7 @@ func TestClientsAreRebuiltWhenTheConnectionChanges(t *testing.T) {
 	if err := s.client.Patch(ctx, secret, patch); err != nil {
 		t.Fatal(err)
 	}
-	rotated, err := cache.Get(ctx, "cached")
+	rotated, err := clientCache.Get(ctx, "cached")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestClientsAreRebuiltWhenTheConnectionChanges(t *testing.T) {
 	if err := s.client.Patch(ctx, cluster, patch); err != nil {
 		t.Fatal(err)
 	}
-	insecure, err := cache.Get(ctx, "cached")
+	insecure, err := clientCache.Get(ctx, "cached")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +112,8 @@ func TestClientsAreRebuiltWhenTheConnectionChanges(t *testing.T) {
 		t.Errorf("insecure clients: %v", err)
 	}
 
-	cache.Forget("cached")
-	if cache.Cached("cached") {
+	clientCache.Forget("cached")
+	if clientCache.Cached("cached") {
 		t.Error("Forget kept the clients")
 	}
 }
@@ -128,15 +128,15 @@ func TestClientErrors(t *testing.T) {
 	s.register(t, "nosecret", func(c *clusterv1alpha1.Cluster) {
 		c.Spec.SecretRef.Name = "missing"
 	})
-	cache := membercluster.NewClientCache(s.client, nil, membercluster.Options{})
+	clientCache := membercluster.NewClientCache(s.client, nil, membercluster.Options{})
 
-	if _, err := cache.Get(ctx, "pull"); !errors.Is(err, membercluster.ErrPullMode) {
+	if _, err := clientCache.Get(ctx, "pull"); !errors.Is(err, membercluster.ErrPullMode) {
 		t.Errorf("pull cluster: err = %v, want ErrPullMode", err)
 	}
-	if _, err := cache.Get(ctx, "nosecret"); !apierrors.IsNotFound(err) {
+	if _, err := clientCache.Get(ctx, "nosecret"); !apierrors.IsNotFound(err) {
 		t.Errorf("missing Secret: err = %v, want NotFound", err)
 	}
-	if _, err := cache.Get(ctx, "nonexistent"); !apierrors.IsNotFound(err) {
+	if _, err := clientCache.Get(ctx, "nonexistent"); !apierrors.IsNotFound(err) {
 		t.Errorf("missing Cluster: err = %v, want NotFound", err)
 	}
 }

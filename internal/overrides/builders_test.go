@@ -108,7 +108,7 @@ func setPath(t testing.TB, node any, path []string, value any) {
 	t.Helper()
 	p := make(pointer, len(path))
 	copy(p, path)
-	var op policyv1alpha1.OverriderOperator = policyv1alpha1.OverriderOpAdd
+	op := policyv1alpha1.OverriderOpAdd
 	if _, ok := value.(deleteMarker); ok {
 		op, value = policyv1alpha1.OverriderOpRemove, nil
 	} else if _, err := p.get(node); err == nil {
@@ -283,7 +283,10 @@ func withoutRecord(u *unstructured.Unstructured) *unstructured.Unstructured {
 
 // refs renders matches as "Kind/ns/name[rule]" for compact comparisons.
 func refs(ms []Match) []string {
-	var out []string
+	if len(ms) == 0 {
+		return nil // as cmp.Diff sees it, none applied is nil, not empty
+	}
+	out := make([]string, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, m.Policy.String()+"["+itoa(m.Rule)+"]")
 	}

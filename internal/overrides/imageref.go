@@ -134,19 +134,7 @@ func validDigest(d string) bool {
 	if !ok || alg == "" || len(enc) < 32 {
 		return false
 	}
-	for i := 0; i < len(alg); i++ {
-		c := alg[i]
-		if !(isLowerAlnum(c) || c == '+' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	for i := 0; i < len(enc); i++ {
-		c := enc[i]
-		if !(isAlnum(c) || c == '=' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return allBytes(alg, isDigestAlgorithmByte) && allBytes(enc, isDigestEncodedByte)
 }
 
 // validRepository accepts slash-separated path components of lower-case
@@ -160,11 +148,8 @@ func validRepository(r string) bool {
 		if comp == "" || !isLowerAlnum(comp[0]) || !isLowerAlnum(comp[len(comp)-1]) {
 			return false
 		}
-		for i := 0; i < len(comp); i++ {
-			c := comp[i]
-			if !(isLowerAlnum(c) || c == '.' || c == '_' || c == '-') {
-				return false
-			}
+		if !allBytes(comp, isRepositoryByte) {
+			return false
 		}
 		if !more {
 			return true
@@ -172,6 +157,24 @@ func validRepository(r string) bool {
 		rest = after
 	}
 }
+
+// allBytes reports whether every byte of s satisfies ok.
+func allBytes(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigestAlgorithmByte(c byte) bool {
+	return isLowerAlnum(c) || c == '+' || c == '.' || c == '_' || c == '-'
+}
+
+func isDigestEncodedByte(c byte) bool { return isAlnum(c) || c == '=' || c == '_' || c == '-' }
+
+func isRepositoryByte(c byte) bool { return isLowerAlnum(c) || c == '.' || c == '_' || c == '-' }
 
 func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 

@@ -125,14 +125,14 @@ func TestPropertyPlaintextRemoveUndoesAdd(t *testing.T) {
 			}
 		}
 		value := randomJSON(rnd, 2)
-		ops := []policyv1alpha1.PlaintextOverrider{
-			plaintext(add, addPath, value),
-			plaintext(remove, removePath, ""),
-		}
 		leaf := leaves[rnd.Intn(len(leaves))]
 		cur, _ := mustParse(t, leaf).get(in.Object)
 		curJSON, _ := json.Marshal(cur)
-		ops = append(ops, plaintext(replace, leaf, string(curJSON)))
+		ops := []policyv1alpha1.PlaintextOverrider{
+			plaintext(add, addPath, value),
+			plaintext(remove, removePath, ""),
+			plaintext(replace, leaf, string(curJSON)),
+		}
 
 		got, _, err := Apply(in, cluster("m"), nil, []policyv1alpha1.ClusterOverridePolicy{cop("p", withRule(nil, plain(ops...)))})
 		if err != nil {

@@ -23,8 +23,9 @@ limitations under the License.
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -32,8 +33,19 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "apps.karmada.io", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the types of this group-version with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this group-version to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes adds the types of this group-version, and the meta/v1 types
+// every group-version serves, to a scheme.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&WorkloadRebalancer{},
+		&WorkloadRebalancerList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -129,7 +129,3 @@ type WorkloadRebalancerList struct {
 	// items are the WorkloadRebalancers.
 	Items []WorkloadRebalancer `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&WorkloadRebalancer{}, &WorkloadRebalancerList{})
-}

@@ -320,7 +320,3 @@ type ClusterList struct {
 	// items are the Clusters.
 	Items []Cluster `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Cluster{}, &ClusterList{})
-}

@@ -174,7 +174,3 @@ type DependentObjectReference struct {
 	// +optional
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ResourceInterpreterContext{})
-}

@@ -193,7 +193,3 @@ type ResourceInterpreterCustomizationList struct {
 	// items are the ResourceInterpreterCustomizations.
 	Items []ResourceInterpreterCustomization `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ResourceInterpreterCustomization{}, &ResourceInterpreterCustomizationList{})
-}

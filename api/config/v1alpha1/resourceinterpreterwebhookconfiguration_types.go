@@ -174,7 +174,3 @@ type ResourceInterpreterWebhookConfigurationList struct {
 	// items are the ResourceInterpreterWebhookConfigurations.
 	Items []ResourceInterpreterWebhookConfiguration `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ResourceInterpreterWebhookConfiguration{}, &ResourceInterpreterWebhookConfigurationList{})
-}

@@ -120,7 +120,3 @@ type Taint struct {
 	// +required
 	Effect corev1.TaintEffect `json:"effect"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ClusterTaintPolicy{}, &ClusterTaintPolicyList{})
-}

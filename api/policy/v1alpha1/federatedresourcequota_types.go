@@ -105,7 +105,3 @@ type ClusterQuotaStatus struct {
 	// ResourceQuotaStatus gives hard and used, as in a ResourceQuota.
 	corev1.ResourceQuotaStatus `json:",inline"`
 }
-
-func init() {
-	SchemeBuilder.Register(&FederatedResourceQuota{}, &FederatedResourceQuotaList{})
-}

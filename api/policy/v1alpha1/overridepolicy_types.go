@@ -301,7 +301,3 @@ type YAMLPatchOperation struct {
 	// +optional
 	Value apiextensionsv1.JSON `json:"value,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&OverridePolicy{}, &OverridePolicyList{}, &ClusterOverridePolicy{}, &ClusterOverridePolicyList{})
-}

@@ -610,7 +610,3 @@ type StatePreservationRule struct {
 	// +required
 	JSONPath string `json:"jsonPath"`
 }
-
-func init() {
-	SchemeBuilder.Register(&PropagationPolicy{}, &PropagationPolicyList{}, &ClusterPropagationPolicy{}, &ClusterPropagationPolicyList{})
-}

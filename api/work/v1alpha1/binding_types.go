@@ -173,7 +173,3 @@ type AggregatedStatusItem struct {
 	// +optional
 	AppliedMessage string `json:"appliedMessage,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ResourceBinding{}, &ResourceBindingList{}, &ClusterResourceBinding{}, &ClusterResourceBindingList{})
-}

@@ -168,7 +168,3 @@ type WorkList struct {
 	// items are the Works.
 	Items []Work `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Work{}, &WorkList{})
-}

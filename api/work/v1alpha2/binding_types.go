@@ -485,7 +485,3 @@ type AggregatedStatusItem struct {
 	// +optional
 	Health ResourceHealth `json:"health,omitempty"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ResourceBinding{}, &ResourceBindingList{}, &ClusterResourceBinding{}, &ClusterResourceBindingList{})
-}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -34,17 +35,16 @@ func (k *Kind) Origin(op configv1alpha1.InterpreterOperation) string {
 	if !ok {
 		return ""
 	}
-	name, _, _ := cutLast(s.Name, '/')
-	return name
+	return customizationOf(s.Name)
 }
 
-func cutLast(s string, sep byte) (string, string, bool) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == sep {
-			return s[:i], s[i+1:], true
-		}
+// customizationOf returns the customization part of a script name
+// "<customization>/<rule>": all before the last slash, all of it without one.
+func customizationOf(scriptName string) string {
+	if i := strings.LastIndexByte(scriptName, '/'); i >= 0 {
+		return scriptName[:i]
 	}
-	return s, "", false
+	return scriptName
 }
 
 // TargetGVK parses a customization's target.
@@ -107,8 +107,7 @@ func Merge(customizations []*configv1alpha1.ResourceInterpreterCustomization) (m
 				key := [2]any{gvk, r}
 				i, ok := conflictAt[key]
 				if !ok {
-					used, _, _ := cutLast(existing.Name, '/')
-					conflicts = append(conflicts, Conflict{GVK: gvk, Rule: rules[r].Field, Used: used})
+					conflicts = append(conflicts, Conflict{GVK: gvk, Rule: rules[r].Field, Used: customizationOf(existing.Name)})
 					i = len(conflicts) - 1
 					conflictAt[key] = i
 				}

@@ -40,10 +40,11 @@ type Interpreter struct {
 
 // Kinds the native rules know.
 var (
-	deploymentGVK  = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-	replicaSetGVK  = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}
-	statefulSetGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}
-	daemonSetGVK   = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}
+	appsV1         = schema.GroupVersion{Group: "apps", Version: "v1"}
+	deploymentGVK  = appsV1.WithKind("Deployment")
+	replicaSetGVK  = appsV1.WithKind("ReplicaSet")
+	statefulSetGVK = appsV1.WithKind("StatefulSet")
+	daemonSetGVK   = appsV1.WithKind("DaemonSet")
 	jobGVK         = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
 	cronJobGVK     = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "CronJob"}
 	podGVK         = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}

@@ -141,70 +141,95 @@ func (s *scanner) skipValue(depth int) bool {
 	if depth > 64 || s.pos >= len(s.data) {
 		return false
 	}
-	switch c := s.data[s.pos]; {
-	case c == '"':
-		s.pos++
-		for s.pos < len(s.data) {
-			switch s.data[s.pos] {
-			case '\\':
-				s.pos += 2
-				continue
-			case '"':
-				s.pos++
-				return true
-			}
+	switch c := s.data[s.pos]; c {
+	case '"':
+		return s.skipString()
+	case '{', '[':
+		return s.skipContainer(c, depth)
+	case 't', 'f', 'n':
+		return s.skipLiteral()
+	default:
+		return s.skipNumber()
+	}
+}
+
+// skipString steps over the string starting here.
+func (s *scanner) skipString() bool {
+	s.pos++
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case '\\':
+			s.pos += 2
+			continue
+		case '"':
 			s.pos++
-		}
-		return false
-	case c == '{' || c == '[':
-		closing := byte('}')
-		if c == '[' {
-			closing = ']'
-		}
-		s.pos++
-		s.space()
-		if s.eat(closing) {
 			return true
 		}
-		for {
-			s.space()
-			if c == '{' {
-				if !s.skipValue(depth + 1) {
-					return false
-				}
-				s.space()
-				if !s.eat(':') {
-					return false
-				}
-				s.space()
-			}
+		s.pos++
+	}
+	return false
+}
+
+// skipContainer steps over the object or list that open, the byte here,
+// starts; depth is the nesting of the container.
+func (s *scanner) skipContainer(open byte, depth int) bool {
+	closing := byte('}')
+	if open == '[' {
+		closing = ']'
+	}
+	s.pos++
+	s.space()
+	if s.eat(closing) {
+		return true
+	}
+	for {
+		s.space()
+		if open == '{' {
 			if !s.skipValue(depth + 1) {
 				return false
 			}
 			s.space()
-			if s.eat(',') {
-				continue
+			if !s.eat(':') {
+				return false
 			}
-			return s.eat(closing)
+			s.space()
 		}
-	case c == 't' || c == 'f' || c == 'n':
-		for _, lit := range []string{"true", "false", "null"} {
-			if len(s.data)-s.pos >= len(lit) && string(s.data[s.pos:s.pos+len(lit)]) == lit {
-				s.pos += len(lit)
-				return true
-			}
-		}
-		return false
-	default:
-		start := s.pos
-		for s.pos < len(s.data) && (s.data[s.pos] == '-' || s.data[s.pos] == '+' || s.data[s.pos] == '.' ||
-			s.data[s.pos] == 'e' || s.data[s.pos] == 'E' || (s.data[s.pos] >= '0' && s.data[s.pos] <= '9')) {
-			s.pos++
-		}
-		if s.pos == start {
+		if !s.skipValue(depth + 1) {
 			return false
 		}
-		_, err := strconv.ParseFloat(string(s.data[start:s.pos]), 64)
-		return err == nil
+		s.space()
+		if s.eat(',') {
+			continue
+		}
+		return s.eat(closing)
 	}
+}
+
+// skipLiteral steps over true, false or null.
+func (s *scanner) skipLiteral() bool {
+	for _, lit := range []string{"true", "false", "null"} {
+		if len(s.data)-s.pos >= len(lit) && string(s.data[s.pos:s.pos+len(lit)]) == lit {
+			s.pos += len(lit)
+			return true
+		}
+	}
+	return false
+}
+
+// skipNumber steps over the number starting here.
+func (s *scanner) skipNumber() bool {
+	start := s.pos
+	for s.pos < len(s.data) && isNumberByte(s.data[s.pos]) {
+		s.pos++
+	}
+	if s.pos == start {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(s.data[start:s.pos]), 64)
+	return err == nil
+}
+
+// isNumberByte reports whether c can be part of a JSON number.
+func isNumberByte(c byte) bool {
+	return c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || (c >= '0' && c <= '9')
 }

@@ -75,37 +75,43 @@ func widget() *unstructured.Unstructured {
 	}}
 }
 
-func TestPatchAnswers(t *testing.T) {
+// widgetAnswer answers every operation on a Widget the way a working
+// interpreter webhook would.
+func widgetAnswer(req *configv1alpha1.ResourceInterpreterRequest) *configv1alpha1.ResourceInterpreterResponse {
 	jsonPatch := configv1alpha1.PatchTypeJSONPatch
+	switch req.Operation {
+	case configv1alpha1.InterpreterOperationReviseReplica:
+		patch, _ := json.Marshal([]map[string]any{{"op": "replace", "path": "/spec/size", "value": *req.DesiredReplicas}})
+		return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Patch: patch, PatchType: &jsonPatch}
+	case configv1alpha1.InterpreterOperationRetain:
+		var observed map[string]any
+		_ = json.Unmarshal(req.ObservedObject.Raw, &observed)
+		patch, _ := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/owner", "value": observed["spec"].(map[string]any)["owner"]}})
+		return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Patch: patch, PatchType: &jsonPatch}
+	case configv1alpha1.InterpreterOperationAggregateStatus:
+		patch, _ := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": map[string]any{"clusters": len(req.AggregatedStatus)}}})
+		return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Patch: patch, PatchType: &jsonPatch}
+	case configv1alpha1.InterpreterOperationInterpretReplica:
+		n := int32(9)
+		return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Replicas: &n,
+			ReplicaRequirements: &workv1alpha2.ReplicaRequirements{PriorityClassName: "high"}}
+	case configv1alpha1.InterpreterOperationInterpretHealth:
+		healthy := true
+		return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Healthy: &healthy}
+	case configv1alpha1.InterpreterOperationInterpretStatus:
+		return &configv1alpha1.ResourceInterpreterResponse{Successful: true, RawStatus: &runtime.RawExtension{Raw: []byte(`{"ready":true}`)}}
+	case configv1alpha1.InterpreterOperationInterpretDependency:
+		return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Dependencies: []configv1alpha1.DependentObjectReference{
+			{APIVersion: "v1", Kind: "Secret", Name: "creds"}}}
+	}
+	return &configv1alpha1.ResourceInterpreterResponse{Successful: true}
+}
+
+func TestPatchAnswers(t *testing.T) {
 	var seen []*configv1alpha1.ResourceInterpreterRequest
 	srv := server(t, func(req *configv1alpha1.ResourceInterpreterRequest) *configv1alpha1.ResourceInterpreterResponse {
 		seen = append(seen, req)
-		switch req.Operation {
-		case configv1alpha1.InterpreterOperationReviseReplica:
-			patch, _ := json.Marshal([]map[string]any{{"op": "replace", "path": "/spec/size", "value": *req.DesiredReplicas}})
-			return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Patch: patch, PatchType: &jsonPatch}
-		case configv1alpha1.InterpreterOperationRetain:
-			var observed map[string]any
-			_ = json.Unmarshal(req.ObservedObject.Raw, &observed)
-			patch, _ := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/owner", "value": observed["spec"].(map[string]any)["owner"]}})
-			return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Patch: patch, PatchType: &jsonPatch}
-		case configv1alpha1.InterpreterOperationAggregateStatus:
-			patch, _ := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": map[string]any{"clusters": len(req.AggregatedStatus)}}})
-			return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Patch: patch, PatchType: &jsonPatch}
-		case configv1alpha1.InterpreterOperationInterpretReplica:
-			n := int32(9)
-			return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Replicas: &n,
-				ReplicaRequirements: &workv1alpha2.ReplicaRequirements{PriorityClassName: "high"}}
-		case configv1alpha1.InterpreterOperationInterpretHealth:
-			healthy := true
-			return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Healthy: &healthy}
-		case configv1alpha1.InterpreterOperationInterpretStatus:
-			return &configv1alpha1.ResourceInterpreterResponse{Successful: true, RawStatus: &runtime.RawExtension{Raw: []byte(`{"ready":true}`)}}
-		case configv1alpha1.InterpreterOperationInterpretDependency:
-			return &configv1alpha1.ResourceInterpreterResponse{Successful: true, Dependencies: []configv1alpha1.DependentObjectReference{
-				{APIVersion: "v1", Kind: "Secret", Name: "creds"}}}
-		}
-		return &configv1alpha1.ResourceInterpreterResponse{Successful: true}
+		return widgetAnswer(req)
 	})
 	s := webhook.NewStore(webhook.Options{})
 	s.Apply(ctx(), config("widgets", srv, 5, allOps()))

@@ -50,7 +50,7 @@ func readyIs(t *testing.T, c client.Client, name string, status metav1.Condition
 }
 
 func taintKeys(c *clusterv1alpha1.Cluster) []string {
-	var keys []string
+	keys := make([]string, 0, len(c.Spec.Taints))
 	for _, t := range c.Spec.Taints {
 		keys = append(keys, t.Key+":"+string(t.Effect))
 	}

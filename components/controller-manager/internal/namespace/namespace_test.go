@@ -51,14 +51,13 @@ func start(t *testing.T) (*localfed.Federation, *controllertest.Env) {
 	return f, e
 }
 
-func createNamespace(t *testing.T, c client.Client, name string, labels, annotations map[string]string) *corev1.Namespace {
+func createNamespace(t *testing.T, c client.Client, name string, labels, annotations map[string]string) {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations}}
 	if err := c.Create(t.Context(), ns); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-	return ns
 }
 
 // inMember waits until the member's namespace satisfies cond; a missing

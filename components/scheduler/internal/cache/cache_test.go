@@ -11,8 +11,9 @@ import (
 )
 
 func names(s *cache.Snapshot) []string {
-	var out []string
-	for _, c := range s.Clusters() {
+	clusters := s.Clusters()
+	out := make([]string, 0, len(clusters))
+	for _, c := range clusters {
 		out = append(out, c.Name())
 	}
 	return out

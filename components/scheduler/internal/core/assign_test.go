@@ -18,7 +18,9 @@ func c(name string, current int32, avail int64) core.Candidate {
 }
 
 func weighted(cand core.Candidate, w int64) core.Candidate { cand.Weight = w; return cand }
-func tier(cand core.Candidate, t int) core.Candidate       { cand.Tier = t; return cand }
+
+// overflow puts a candidate in the first overflow tier, after the primary.
+func overflow(cand core.Candidate) core.Candidate { cand.Tier = 1; return cand }
 
 var T = fixture.T
 
@@ -74,16 +76,16 @@ func TestAssign(t *testing.T) {
 			cands: []core.Candidate{c("a", 2, 5), c("b", 0, 50)}, replicas: 6,
 			want: []workv1alpha2.TargetCluster{T("a", 6)}},
 		{name: "overflow takes only what the primary cannot hold", strategy: core.DynamicWeighted,
-			cands: []core.Candidate{c("a", 0, 4), tier(c("b", 0, 100), 1)}, replicas: 10,
+			cands: []core.Candidate{c("a", 0, 4), overflow(c("b", 0, 100))}, replicas: 10,
 			want: []workv1alpha2.TargetCluster{T("a", 4), T("b", 6)}},
 		{name: "overflow retracts first on scale down", strategy: core.DynamicWeighted,
-			cands: []core.Candidate{c("a", 4, 0), tier(c("b", 6, 0), 1)}, replicas: 5,
+			cands: []core.Candidate{c("a", 4, 0), overflow(c("b", 6, 0))}, replicas: 5,
 			want: []workv1alpha2.TargetCluster{T("a", 4), T("b", 1)}},
 		{name: "overflow empties before the primary shrinks", strategy: core.DynamicWeighted,
-			cands: []core.Candidate{c("a", 4, 0), tier(c("b", 6, 0), 1)}, replicas: 3,
+			cands: []core.Candidate{c("a", 4, 0), overflow(c("b", 6, 0))}, replicas: 3,
 			want: []workv1alpha2.TargetCluster{T("a", 3)}},
 		{name: "overflow: scale up fills the primary first", strategy: core.DynamicWeighted,
-			cands: []core.Candidate{c("a", 4, 2), tier(c("b", 6, 100), 1)}, replicas: 14,
+			cands: []core.Candidate{c("a", 4, 2), overflow(c("b", 6, 100))}, replicas: 14,
 			want: []workv1alpha2.TargetCluster{T("a", 6), T("b", 8)}},
 	}
 	for _, tc := range tests {
