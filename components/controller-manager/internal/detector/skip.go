@@ -1,0 +1,83 @@
+package detector
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// SkippedAPIs are API groups, group versions and kinds whose objects the
+// detector never propagates. The zero value skips nothing.
+type SkippedAPIs struct {
+	groups        map[string]bool
+	groupVersions map[schema.GroupVersion]bool
+	// kinds are keyed with the kind in lower case: kinds in the flag are
+	// case-insensitive.
+	kinds map[schema.GroupVersionKind]bool
+}
+
+// ParseSkippedAPIs parses Karmada's --skipped-propagating-apis syntax:
+// semicolon-separated entries, each "<group>" (networking.k8s.io),
+// "<group>/<version>" (networking.k8s.io/v1beta1) or
+// "<group>/<version>/<kind>,<kind>" (networking.k8s.io/v1/Ingress,IngressClass;
+// kinds are case-insensitive). The core group is empty: "/v1/Pod,Secret".
+func ParseSkippedAPIs(s string) (*SkippedAPIs, error) {
+	out := &SkippedAPIs{groups: map[string]bool{}, groupVersions: map[schema.GroupVersion]bool{}, kinds: map[schema.GroupVersionKind]bool{}}
+	for entry := range strings.SplitSeq(s, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		parts := strings.Split(entry, "/")
+		switch len(parts) {
+		case 1:
+			out.groups[parts[0]] = true
+		case 2:
+			if parts[1] == "" {
+				return nil, fmt.Errorf("skipped APIs: %q has an empty version", entry)
+			}
+			out.groupVersions[schema.GroupVersion{Group: parts[0], Version: parts[1]}] = true
+		case 3:
+			if parts[1] == "" {
+				return nil, fmt.Errorf("skipped APIs: %q has an empty version", entry)
+			}
+			for kind := range strings.SplitSeq(parts[2], ",") {
+				if kind = strings.TrimSpace(kind); kind == "" {
+					return nil, fmt.Errorf("skipped APIs: %q has an empty kind", entry)
+				}
+				out.kinds[schema.GroupVersionKind{Group: parts[0], Version: parts[1], Kind: strings.ToLower(kind)}] = true
+			}
+		default:
+			return nil, fmt.Errorf("skipped APIs: %q is not <group>, <group>/<version> or <group>/<version>/<kinds>", entry)
+		}
+	}
+	return out, nil
+}
+
+// Skips reports whether objects of gvk are skipped.
+func (s *SkippedAPIs) Skips(gvk schema.GroupVersionKind) bool {
+	if s == nil {
+		return false
+	}
+	lower := gvk
+	lower.Kind = strings.ToLower(gvk.Kind)
+	return s.groups[gvk.Group] || s.groupVersions[gvk.GroupVersion()] || s.kinds[lower]
+}
+
+// builtinSkipped: what is never propagated, whatever the flags say. The
+// control plane's own API (Flotilla serves Karmada's groups and the MCS API)
+// describes the federation rather than workloads; events, leases, endpoints
+// and endpoint slices are made by each cluster for itself and would only
+// fill the caches.
+func builtinSkipped(gvk schema.GroupVersionKind) bool {
+	switch g := gvk.Group; {
+	case g == "karmada.io", strings.HasSuffix(g, ".karmada.io"), g == "multicluster.x-k8s.io":
+		return true
+	case g == "events.k8s.io", g == "coordination.k8s.io", g == "discovery.k8s.io":
+		return true
+	case g == "" && (gvk.Kind == "Event" || gvk.Kind == "Endpoints"):
+		return true
+	}
+	return false
+}
