@@ -17,14 +17,24 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/bindingstatus"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cluster"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/clusterstatus"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/detector"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workstatus"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 )
 
@@ -43,6 +53,14 @@ type Options struct {
 
 	concurrentNamespaceSyncs int
 	skippedNamespaces        string
+
+	concurrentTemplateSyncs   int
+	skippedAPIs               string
+	concurrentBindingSyncs    int
+	concurrentWorkSyncs       int
+	concurrentWorkStatusSyncs int
+	kubeAPIQPS                float64
+	kubeAPIBurst              int
 }
 
 // BindFlags registers the flags on fs with their defaults. Names follow
@@ -63,6 +81,13 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.concurrentClusterSyncs, "concurrent-cluster-syncs", 5, "Clusters probed, and their status collected, at once.")
 
 	fs.IntVar(&o.concurrentNamespaceSyncs, "concurrent-namespace-syncs", 5, "Namespaces synced to members at once.")
+	fs.IntVar(&o.concurrentTemplateSyncs, "concurrent-resource-template-syncs", 5, "Resource templates matched to policies and turned into bindings at once.")
+	fs.StringVar(&o.skippedAPIs, "skipped-propagating-apis", "", `APIs never propagated, Karmada's syntax: "<group>[/<version>[/<kind>,<kind>]];...", e.g. "/v1/Secret;networking.k8s.io".`)
+	fs.IntVar(&o.concurrentBindingSyncs, "concurrent-resourcebinding-syncs", 5, "Bindings rendered into Works, and their status aggregated, at once (per binding kind).")
+	fs.IntVar(&o.concurrentWorkSyncs, "concurrent-work-syncs", 20, "Works applied to members at once.")
+	fs.IntVar(&o.concurrentWorkStatusSyncs, "concurrent-work-status-syncs", 10, "Works whose member status is reflected at once.")
+	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 200, "Requests per second to the control plane's API server.")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 400, "Burst of requests to the control plane's API server.")
 	fs.StringVar(&o.skippedNamespaces, "skipped-propagating-namespaces", "", "Comma-separated regular expressions; matching namespaces are not propagated to members. Reserved namespaces and default never are.")
 }
 
@@ -70,15 +95,21 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 func (o *Options) validate() ([]*regexp.Regexp, error) {
 	var errs []error
 	positive := map[string]float64{
-		"cluster-status-update-frequency":  o.clusterStatusPeriod.Seconds(),
-		"cluster-health-probe-period":      o.clusterHealth.Period.Seconds(),
-		"cluster-health-probe-timeout":     o.clusterHealth.Timeout.Seconds(),
-		"cluster-health-failure-threshold": float64(o.clusterHealth.FailureThreshold),
-		"cluster-health-success-threshold": float64(o.clusterHealth.SuccessThreshold),
-		"cluster-api-qps":                  o.clusterAPIQPS,
-		"cluster-api-burst":                float64(o.clusterAPIBurst),
-		"concurrent-cluster-syncs":         float64(o.concurrentClusterSyncs),
-		"concurrent-namespace-syncs":       float64(o.concurrentNamespaceSyncs),
+		"cluster-status-update-frequency":    o.clusterStatusPeriod.Seconds(),
+		"cluster-health-probe-period":        o.clusterHealth.Period.Seconds(),
+		"cluster-health-probe-timeout":       o.clusterHealth.Timeout.Seconds(),
+		"cluster-health-failure-threshold":   float64(o.clusterHealth.FailureThreshold),
+		"cluster-health-success-threshold":   float64(o.clusterHealth.SuccessThreshold),
+		"cluster-api-qps":                    o.clusterAPIQPS,
+		"cluster-api-burst":                  float64(o.clusterAPIBurst),
+		"concurrent-cluster-syncs":           float64(o.concurrentClusterSyncs),
+		"concurrent-namespace-syncs":         float64(o.concurrentNamespaceSyncs),
+		"concurrent-resourcebinding-syncs":   float64(o.concurrentBindingSyncs),
+		"concurrent-resource-template-syncs": float64(o.concurrentTemplateSyncs),
+		"concurrent-work-syncs":              float64(o.concurrentWorkSyncs),
+		"concurrent-work-status-syncs":       float64(o.concurrentWorkStatusSyncs),
+		"kube-api-qps":                       o.kubeAPIQPS,
+		"kube-api-burst":                     float64(o.kubeAPIBurst),
 	}
 	for name, v := range positive {
 		if v <= 0 {
@@ -110,12 +141,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return err
 	}
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme, workv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
+		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, policyv1alpha1.AddToScheme, configv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return fmt.Errorf("building scheme: %w", err)
 		}
 	}
 
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = float32(opts.kubeAPIQPS), opts.kubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Logger:                  logger,
@@ -143,6 +177,29 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return fmt.Errorf("adding member informers: %w", err)
 	}
 
+	// The interpreter answers from customizations and webhook configurations
+	// watched through the manager's cache; until those have synced its calls
+	// fail with ErrNotReady and the controllers retry.
+	interp, err := interpreter.New(ctx, interpreter.Options{Informers: mgr.GetCache()})
+	if err != nil {
+		return fmt.Errorf("building the resource interpreter: %w", err)
+	}
+	skippedAPIs, err := detector.ParseSkippedAPIs(opts.skippedAPIs)
+	if err != nil {
+		return fmt.Errorf("--skipped-propagating-apis: %w", err)
+	}
+	if _, err := detector.SetupWithManager(mgr, detector.Options{
+		Interpreter:       interp,
+		SkippedAPIs:       skippedAPIs,
+		SkippedNamespaces: skipped,
+		Workers:           opts.concurrentTemplateSyncs,
+	}); err != nil {
+		return fmt.Errorf("setting up the detector: %w", err)
+	}
+	templates := binding.TemplateReader{API: mgr.GetAPIReader()}
+	// Work status hands drifted or deleted member objects back to execution.
+	reapply := make(chan event.GenericEvent, 1024)
+
 	controllers := []struct {
 		name  string
 		setup func(ctrl.Manager) error
@@ -162,6 +219,38 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			Informers:               informers,
 			Period:                  opts.clusterStatusPeriod,
 			MaxConcurrentReconciles: opts.concurrentClusterSyncs,
+		}).SetupWithManager},
+		{binding.ControllerName, (&binding.Reconciler{
+			Client:                  mgr.GetClient(),
+			Templates:               templates,
+			Interpreter:             interp,
+			Recorder:                mgr.GetEventRecorder(binding.ControllerName),
+			MaxConcurrentReconciles: opts.concurrentBindingSyncs,
+		}).SetupWithManager},
+		{bindingstatus.ControllerName, (&bindingstatus.Reconciler{
+			Client:                  mgr.GetClient(),
+			Templates:               templates,
+			Interpreter:             interp,
+			Recorder:                mgr.GetEventRecorder(bindingstatus.ControllerName),
+			MaxConcurrentReconciles: opts.concurrentBindingSyncs,
+		}).SetupWithManager},
+		{execution.ControllerName, (&execution.Reconciler{
+			Client:                  mgr.GetClient(),
+			Recorder:                mgr.GetEventRecorder(execution.ControllerName),
+			Members:                 members,
+			Informers:               informers,
+			Interpreter:             interp,
+			Reapply:                 reapply,
+			MaxConcurrentReconciles: opts.concurrentWorkSyncs,
+		}).SetupWithManager},
+		{workstatus.ControllerName, (&workstatus.Reconciler{
+			Client:                  mgr.GetClient(),
+			Recorder:                mgr.GetEventRecorder(workstatus.ControllerName),
+			Members:                 members,
+			Informers:               informers,
+			Interpreter:             interp,
+			Reapply:                 reapply,
+			MaxConcurrentReconciles: opts.concurrentWorkStatusSyncs,
 		}).SetupWithManager},
 		{namespace.ControllerName, (&namespace.Reconciler{
 			Client:                  mgr.GetClient(),
