@@ -71,8 +71,8 @@ build: ## Build flotillactl into bin/.
 	go build -o $(LOCALBIN)/flotillactl ./cmd/flotillactl
 
 .PHONY: run
-run: k8s-binaries ## Bring up a local federation (control plane + $(MEMBERS) members) and keep it running.
-	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go run ./cmd/flotillactl local up --members $(MEMBERS)
+run: k8s-binaries ## Bring up a local federation (control plane + $(MEMBERS) members), propagate the nginx sample, keep it running.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go run ./cmd/flotillactl local up --members $(MEMBERS) --sample config/samples/nginx.yaml
 
 ##@ Dependencies
 

@@ -41,6 +41,7 @@ type localUpOptions struct {
 	nodeMemory string
 	nodePods   string
 	verbosity  int
+	samples    []string
 }
 
 func newLocalUpCommand() *cobra.Command {
@@ -66,6 +67,7 @@ writes a kubeconfig with a context per cluster and runs in the foreground until 
 	f.StringVar(&o.nodeCPU, "node-cpu", "8", "CPU capacity of each node")
 	f.StringVar(&o.nodeMemory, "node-memory", "32Gi", "memory capacity of each node")
 	f.StringVar(&o.nodePods, "node-pods", "110", "pod capacity of each node")
+	f.StringArrayVar(&o.samples, "sample", nil, "manifests to apply once the federation runs (repeatable); their member-side result and aggregated status are printed")
 	f.IntVarP(&o.verbosity, "verbosity", "v", 0, "log verbosity (1 shows each process and cluster as it starts)")
 	return cmd
 }
@@ -129,6 +131,11 @@ func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	printUsage(out, fed)
+	for _, path := range o.samples {
+		if err := showSample(ctx, out, fed, path); err != nil {
+			return fmt.Errorf("sample %s: %w", path, err)
+		}
+	}
 	select {
 	case <-ctx.Done():
 		return <-components
