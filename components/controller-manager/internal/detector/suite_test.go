@@ -126,7 +126,7 @@ func runWithAPIServer(m *testing.M) int {
 func needServer(t *testing.T) {
 	t.Helper()
 	if noServer != "" {
-		t.Skip(noServer)
+		t.Fatal(noServer)
 	}
 }
 
