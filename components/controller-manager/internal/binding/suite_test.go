@@ -2,9 +2,9 @@ package binding_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -67,42 +66,26 @@ func newScheme() (*runtime.Scheme, error) {
 
 func runWithAPIServer(m *testing.M) int {
 	ctrl.SetLogger(logr.Discard())
-	repoRoot := filepath.Join("..", "..", "..", "..")
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		dir := filepath.Join(repoRoot, "bin", "k8s", "v1.37.2")
-		if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
-			noServer = "KUBEBUILDER_ASSETS is not set and " + dir + " has no kube-apiserver: run `make k8s-binaries`"
-			return m.Run()
-		}
-		abs, _ := filepath.Abs(dir)
-		_ = os.Setenv("KUBEBUILDER_ASSETS", abs)
-	}
 	scheme, err := newScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(repoRoot, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
+	server, err := controllertest.StartAPIServer(scheme)
+	if errors.Is(err, controllertest.ErrNoBinaries) {
+		noServer = err.Error()
+		return m.Run()
 	}
-	cfg, err := env.Start()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the API server: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer func() {
-		if err := env.Stop(); err != nil {
+		if err := server.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stopping the API server: %v\n", err)
 		}
 	}()
-	cfg.QPS, cfg.Burst = 1000, 2000
-	apiConfig = cfg
-	if apiClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintf(os.Stderr, "building a client: %v\n", err)
-		return 1
-	}
+	apiConfig, apiClient = server.Config, server.Client
 	ctx := context.Background()
 	for _, m := range members {
 		objs := []client.Object{

@@ -2,9 +2,9 @@ package detector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -20,11 +20,11 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/lua"
 )
@@ -40,9 +40,6 @@ var (
 
 // eventually bounds every wait for the detector.
 const eventually = 90 * time.Second
-
-// repoRoot is relative to this package's directory, where go test runs.
-var repoRoot = filepath.Join("..", "..", "..", "..")
 
 func TestMain(m *testing.M) { os.Exit(runWithAPIServer(m)) }
 
@@ -61,34 +58,22 @@ func runWithAPIServer(m *testing.M) int {
 			return 1
 		}
 	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		dir := filepath.Join(repoRoot, "bin", "k8s", "v1.37.2")
-		if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
-			noServer = "KUBEBUILDER_ASSETS is not set and " + dir + " has no kube-apiserver: run `make k8s-binaries`"
-			return m.Run()
-		}
-		abs, _ := filepath.Abs(dir)
-		_ = os.Setenv("KUBEBUILDER_ASSETS", abs)
+	server, err := controllertest.StartAPIServer(scheme)
+	if errors.Is(err, controllertest.ErrNoBinaries) {
+		noServer = err.Error()
+		return m.Run()
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(repoRoot, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
-	}
-	cfg, err := env.Start()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the API server: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the API server: %v\n", err)
-		}
-	}()
-	if testClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer func() {
+		if err := server.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the API server: %v\n", err)
+		}
+	}()
+	cfg := server.Config
+	testClient = server.Client
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
