@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
-	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -56,11 +55,12 @@ type Env struct {
 // setup adds the controllers under test.
 func Start(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager, *Env) error) *Env {
 	t.Helper()
-	// Some informers of the manager's cache log through controller-runtime's
-	// root logger, which outlives the test, so it cannot log through t.
-	ctrl.SetLogger(funcr.New(func(prefix, args string) {
+	// The manager's event broadcaster and some informers log after the test
+	// has ended, when logging through t panics; so everything goes to stderr.
+	logger := funcr.New(func(prefix, args string) {
 		fmt.Fprintln(os.Stderr, prefix, args)
-	}, funcr.Options{}))
+	}, funcr.Options{})
+	ctrl.SetLogger(logger)
 	scheme := Scheme(t)
 	cl, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -68,7 +68,7 @@ func Start(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager, *Env) error)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Logger:                 testr.New(t),
+		Logger:                 logger,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Every test starts its own manager with the same controllers.
@@ -78,7 +78,7 @@ func Start(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager, *Env) error)
 		t.Fatal(err)
 	}
 	env := &Env{Client: cl, Members: membercluster.NewClientCache(mgr.GetClient(), scheme, membercluster.Options{})}
-	env.Informers = membercluster.NewInformerManager(env.Members, testr.New(t).WithName("member-informers"))
+	env.Informers = membercluster.NewInformerManager(env.Members, logger.WithName("member-informers"))
 	if err := mgr.Add(env.Informers); err != nil {
 		t.Fatal(err)
 	}
