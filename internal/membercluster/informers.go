@@ -111,6 +111,23 @@ func (m *InformerManager) Informer(ctx context.Context, cluster, key string, new
 	return informer, nil
 }
 
+// Lookup returns the member's informer under key if it runs, and never
+// starts one: a reader that only wants to consult a cache must not revive an
+// informer that its owner has just stopped.
+func (m *InformerManager) Lookup(cluster, key string) (cache.SharedIndexInformer, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	member := m.members[cluster]
+	if member == nil {
+		return nil, false
+	}
+	running, ok := member.informers[key]
+	if !ok {
+		return nil, false
+	}
+	return running.informer, true
+}
+
 // Dynamic returns the started informer of gvr across all namespaces of the
 // member, with its objects as unstructured.
 func (m *InformerManager) Dynamic(ctx context.Context, cluster string, gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {

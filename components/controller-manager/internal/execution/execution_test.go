@@ -380,9 +380,9 @@ func TestDeletion(t *testing.T) {
 	if cm.Data["k"] != "v" {
 		t.Errorf("preserved ConfigMap data %v", cm.Data)
 	}
-	// Whether the ConfigMap informer stops once no Work needs it is not
-	// asserted here: a Work deleted while execution reads the informer can
-	// keep it running (see memberobjects.go), which made this check flaky.
+	controllertest.WaitFor(t, "the ConfigMap informer stops in member1", func(context.Context) (bool, error) {
+		return !slices.Contains(e.ctl.Informers.Running("member1"), cmInformer), nil
+	})
 }
 
 // TestUnreachableMember: a member whose API server cannot be reached fails

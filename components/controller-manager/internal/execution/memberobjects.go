@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,17 +68,9 @@ func (m *ManagedObjects) Stop(cluster string, gvr schema.GroupVersionResource) {
 // meaningful when synced. It starts no informer: the work-status controller
 // runs them while some Work needs them, and one started here, for a Work
 // being deleted, would outlive every Work that needs it.
-func (m *ManagedObjects) Get(ctx context.Context, cluster string, gvr schema.GroupVersionResource, key string) (obj *unstructured.Unstructured, found, synced bool, err error) {
-	if !slices.Contains(m.informers.Running(cluster), ManagedObjectsKey(gvr)) {
-		return nil, false, false, nil
-	}
-	// Running: this returns it. (Stopped in between, it would be restarted
-	// and left to run until its resource's Works come and go again.)
-	informer, err := m.Informer(ctx, cluster, gvr)
-	if err != nil {
-		return nil, false, false, err
-	}
-	if !informer.HasSynced() {
+func (m *ManagedObjects) Get(_ context.Context, cluster string, gvr schema.GroupVersionResource, key string) (obj *unstructured.Unstructured, found, synced bool, err error) {
+	informer, ok := m.informers.Lookup(cluster, ManagedObjectsKey(gvr))
+	if !ok || !informer.HasSynced() {
 		return nil, false, false, nil
 	}
 	item, found, err := informer.GetStore().GetByKey(key)
