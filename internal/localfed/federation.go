@@ -172,6 +172,9 @@ func (f *Federation) startMember(ctx context.Context, c *Cluster) error {
 	if err := f.startAPIServer(ctx, c); err != nil {
 		return err
 	}
+	if f.opts.APIServerOnlyMembers {
+		return grantControlPlaneAccess(ctx, c)
+	}
 	if err := c.writeComponentKubeconfigs(binKubeControllerManager, binKubeScheduler, binKwok); err != nil {
 		return err
 	}

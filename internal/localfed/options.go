@@ -21,6 +21,13 @@ type Options struct {
 	// Nodes describes the fake nodes of every member.
 	Nodes NodeOptions
 
+	// APIServerOnlyMembers runs each member as a bare kube-apiserver, with no
+	// kube-controller-manager, kube-scheduler, kwok or nodes: objects reach
+	// the member's storage and nothing reconciles them there (no ReplicaSets,
+	// no pods). Benchmarks use it to measure the control plane, not the
+	// members' own work.
+	APIServerOnlyMembers bool
+
 	// BinDir holds kube-apiserver, kube-controller-manager, kube-scheduler, etcd
 	// and kwok. Default: $KUBEBUILDER_ASSETS, else bin/k8s/<version> under the
 	// module root found above the working directory.
