@@ -2,19 +2,23 @@ package localfed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // serviceClusterIPRange is every cluster's Service range. No proxy runs, so
 // these addresses are never reached; they only need to be valid.
 const serviceClusterIPRange = "10.96.0.0/16"
 
-// startAPIServer starts the cluster's kube-apiserver and waits until /readyz
-// answers ok. It fills in the cluster's port, endpoint and admin config.
+// startAPIServer starts the cluster's kube-apiserver on a free port and waits
+// until /readyz answers ok. It fills in the cluster's port, endpoint, admin
+// config and client.
 func (f *Federation) startAPIServer(ctx context.Context, c *Cluster) error {
 	return retryPortRace(ctx, c.Name+" kube-apiserver", func() error {
 		port, err := f.ports.next()
@@ -27,29 +31,57 @@ func (f *Federation) startAPIServer(ctx context.Context, c *Cluster) error {
 		if err := f.newClient(c); err != nil {
 			return err
 		}
-		p, err := f.sup.start(ctx, processSpec{
-			cluster:   c.Name,
-			component: binKubeAPIServer,
-			binary:    filepath.Join(f.BinDir, binKubeAPIServer),
-			args:      f.apiServerArgs(c),
-			tier:      tierAPIServer,
-		})
-		if err != nil {
+		return f.runAPIServer(ctx, c)
+	})
+}
+
+// restartAPIServer starts the cluster's kube-apiserver again on the port,
+// with the certificates and the etcd prefix it had, so that every credential
+// issued for it and every object stored through it still hold.
+func (f *Federation) restartAPIServer(ctx context.Context, c *Cluster) error {
+	var err error
+	for attempt := 1; attempt <= portRaceAttempts; attempt++ {
+		err = f.runAPIServer(ctx, c)
+		if err == nil || !errors.Is(err, errExited) || ctx.Err() != nil {
 			return err
 		}
-		c.apiserver = p
-		clientset, err := kubernetes.NewForConfig(c.Config)
-		if err != nil {
-			return fmt.Errorf("creating client of %s: %w", c.Name, err)
+		// The port cannot change: the Cluster registered in the control plane
+		// names it. A socket of the previous server may linger a moment.
+		log.FromContext(ctx).Info("kube-apiserver exited while restarting; retrying on the same port", "cluster", c.Name, "port", c.port, "attempt", attempt, "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
 		}
-		return waitFor(ctx, c.Name+" kube-apiserver /readyz", func(ctx context.Context) (bool, error) {
-			body, err := clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-			if err != nil {
-				return false, err
-			}
-			return string(body) == "ok", nil
-		}, p)
+	}
+	return err
+}
+
+// runAPIServer starts kube-apiserver on c.port and waits until /readyz
+// answers ok.
+func (f *Federation) runAPIServer(ctx context.Context, c *Cluster) error {
+	p, err := f.sup.start(ctx, processSpec{
+		cluster:   c.Name,
+		component: binKubeAPIServer,
+		binary:    filepath.Join(f.BinDir, binKubeAPIServer),
+		args:      f.apiServerArgs(c),
+		tier:      tierAPIServer,
 	})
+	if err != nil {
+		return err
+	}
+	c.apiserver = p
+	clientset, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return fmt.Errorf("creating client of %s: %w", c.Name, err)
+	}
+	return waitFor(ctx, c.Name+" kube-apiserver /readyz", func(ctx context.Context) (bool, error) {
+		body, err := clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			return false, err
+		}
+		return string(body) == "ok", nil
+	}, p)
 }
 
 func (f *Federation) apiServerArgs(c *Cluster) []string {

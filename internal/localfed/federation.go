@@ -41,6 +41,11 @@ type Federation struct {
 	sup     *supervisor
 	etcdURL string
 
+	// membersMu serializes StopMember and StartMember; stopped holds the
+	// members they stopped.
+	membersMu sync.Mutex
+	stopped   map[string]bool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -90,6 +95,7 @@ func Start(ctx context.Context, opts Options) (*Federation, error) {
 		scheme:         scheme,
 		ports:          newPortAllocator(),
 		sup:            newSupervisor(filepath.Join(workDir, "logs")),
+		stopped:        map[string]bool{},
 	}
 	logger := log.FromContext(ctx).WithValues("workDir", workDir)
 	ctx = log.IntoContext(ctx, logger)
@@ -172,12 +178,20 @@ func (f *Federation) startMember(ctx context.Context, c *Cluster) error {
 	if err := f.startAPIServer(ctx, c); err != nil {
 		return err
 	}
-	if f.opts.APIServerOnlyMembers {
-		return grantControlPlaneAccess(ctx, c)
-	}
 	if err := c.writeComponentKubeconfigs(binKubeControllerManager, binKubeScheduler, binKwok); err != nil {
 		return err
 	}
+	if err := f.startMemberComponents(ctx, c, true); err != nil {
+		return err
+	}
+	log.FromContext(ctx).V(1).Info("Member ready", "cluster", c.Name, "endpoint", c.Endpoint, "elapsed", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// startMemberComponents runs what a member has beside its API server. The
+// first time it also creates the nodes and the control plane's credentials;
+// on a restart those are still stored.
+func (f *Federation) startMemberComponents(ctx context.Context, c *Cluster, first bool) error {
 	kcm, err := f.startControllerManager(ctx, c, "*")
 	if err != nil {
 		return err
@@ -186,11 +200,13 @@ func (f *Federation) startMember(ctx context.Context, c *Cluster) error {
 	if err != nil {
 		return err
 	}
-	if err := f.createNodes(ctx, c); err != nil {
-		return err
-	}
-	if err := grantControlPlaneAccess(ctx, c); err != nil {
-		return err
+	if first {
+		if err := f.createNodes(ctx, c); err != nil {
+			return err
+		}
+		if err := grantControlPlaneAccess(ctx, c); err != nil {
+			return err
+		}
 	}
 	if err := f.startScheduler(ctx, c); err != nil {
 		return err
@@ -198,10 +214,63 @@ func (f *Federation) startMember(ctx context.Context, c *Cluster) error {
 	if err := waitFor(ctx, c.Name+" nodes Ready", f.nodesReady(c), c.apiserver, kwok); err != nil {
 		return err
 	}
-	if err := waitFor(ctx, c.Name+" kube-controller-manager", defaultServiceAccountExists(c), c.apiserver, kcm); err != nil {
-		return err
+	return waitFor(ctx, c.Name+" kube-controller-manager", defaultServiceAccountExists(c), c.apiserver, kcm)
+}
+
+// StopMember stops every process of the member called name, API server
+// included, as if the member's machines went away. Its objects stay in etcd,
+// and its Cluster in the control plane is left alone: the control plane sees
+// the member unreachable until StartMember. Stopping a stopped member does
+// nothing. The error names any of its processes that had died before.
+func (f *Federation) StopMember(ctx context.Context, name string) error {
+	f.membersMu.Lock()
+	defer f.membersMu.Unlock()
+	m := f.Member(name)
+	if m == nil {
+		return fmt.Errorf("stopping member: no member called %q", name)
 	}
-	log.FromContext(ctx).V(1).Info("Member ready", "cluster", c.Name, "endpoint", c.Endpoint, "elapsed", time.Since(began).Round(time.Millisecond))
+	if f.stopped[name] {
+		return nil
+	}
+	f.stopped[name] = true
+	err := f.sup.stopCluster(name, f.opts.StopGracePeriod)
+	log.FromContext(ctx).Info("Member stopped", "cluster", name)
+	if err != nil {
+		return fmt.Errorf("stopping member %s: %w", name, err)
+	}
+	return nil
+}
+
+// StartMember starts again a member stopped by StopMember, on the same
+// endpoint, with the same certificates and stored objects, so that its
+// Cluster registration (endpoint, token, CA bundle) still holds. It returns
+// once the API server answers /readyz and the member's nodes are Ready;
+// ctx and Options.StartTimeout bound the wait. Starting a running member does
+// nothing.
+func (f *Federation) StartMember(ctx context.Context, name string) error {
+	f.membersMu.Lock()
+	defer f.membersMu.Unlock()
+	m := f.Member(name)
+	if m == nil {
+		return fmt.Errorf("starting member: no member called %q", name)
+	}
+	if !f.stopped[name] {
+		return nil
+	}
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, f.opts.StartTimeout)
+	defer cancel()
+	err := f.restartAPIServer(ctx, m)
+	if err == nil {
+		err = f.startMemberComponents(ctx, m, false)
+	}
+	if err != nil {
+		// Whatever did start goes, so that a later StartMember begins clean.
+		_ = f.sup.stopCluster(name, f.opts.StopGracePeriod)
+		return fmt.Errorf("starting member %s again (logs in %s): %w", name, filepath.Join(f.LogDir(), name), err)
+	}
+	f.stopped[name] = false
+	log.FromContext(ctx).Info("Member started again", "cluster", name, "elapsed", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 

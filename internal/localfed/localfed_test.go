@@ -218,6 +218,94 @@ func TestControlPlaneCollectsGarbage(t *testing.T) {
 	waitGone(t, c, dependent)
 }
 
+// TestMemberStopsAndStartsAgain stops a member whole and starts it again:
+// in between it is unreachable; after, it serves the objects it had at the
+// same endpoint, to the credentials of its Cluster registration.
+func TestMemberStopsAndStartsAgain(t *testing.T) {
+	f := fed.Get(t)
+	ctx := t.Context()
+	member := f.Member("member2")
+	endpoint := member.Endpoint
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "survivor"},
+		Data:       map[string]string{"key": "value"},
+	}
+	if err := member.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	pidsBefore := f.PIDs()
+
+	if err := f.StopMember(ctx, member.Name); err != nil {
+		t.Fatalf("StopMember: %v", err)
+	}
+	err := member.Client.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+	if err == nil || apierrors.ReasonForError(err) != metav1.StatusReasonUnknown {
+		t.Errorf("reading from the stopped member: %v, want a connection error", err)
+	}
+	if err := f.StopMember(ctx, member.Name); err != nil {
+		t.Errorf("StopMember of a stopped member: %v, want nothing done", err)
+	}
+	// The other member and the control plane run on.
+	if err := f.Member("member1").Client.Get(ctx, client.ObjectKey{Name: metav1.NamespaceDefault}, &corev1.Namespace{}); err != nil {
+		t.Errorf("member1 while member2 is stopped: %v", err)
+	}
+
+	if err := f.StartMember(ctx, member.Name); err != nil {
+		t.Fatalf("StartMember: %v", err)
+	}
+	if member.Endpoint != endpoint {
+		t.Errorf("endpoint after restart = %s, want %s", member.Endpoint, endpoint)
+	}
+	var got corev1.ConfigMap
+	if err := member.Client.Get(ctx, client.ObjectKeyFromObject(cm), &got); err != nil {
+		t.Fatalf("reading the ConfigMap after restart: %v", err)
+	}
+	if got.Data["key"] != "value" {
+		t.Errorf("ConfigMap data after restart = %v", got.Data)
+	}
+	if err := f.StartMember(ctx, member.Name); err != nil {
+		t.Errorf("StartMember of a running member: %v, want nothing done", err)
+	}
+
+	// The registration's token and CA bundle still reach it.
+	var secret corev1.Secret
+	if err := f.ControlPlane.Client.Get(ctx, client.ObjectKey{Namespace: localfed.NamespaceCluster, Name: member.Name}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &rest.Config{Host: endpoint, BearerToken: string(secret.Data[clusterv1alpha1.SecretTokenKey]),
+		TLSClientConfig: rest.TLSClientConfig{CAData: secret.Data[clusterv1alpha1.SecretCADataKey]}}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(cm.Namespace).Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("reading with the Cluster's credentials after restart: %v", err)
+	}
+
+	// The stopped processes are gone; new ones replaced them.
+	pidsAfter := f.PIDs()
+	if len(pidsAfter) <= len(pidsBefore) {
+		t.Errorf("processes after restart = %d, before = %d; want new ones", len(pidsAfter), len(pidsBefore))
+	}
+	for _, pid := range pidsAfter {
+		if slices.Contains(pidsBefore, pid) {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err != nil {
+			t.Errorf("restarted process %d: %v", pid, err)
+		}
+	}
+
+	for _, name := range []string{"", "member9"} {
+		if err := f.StopMember(ctx, name); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+			t.Errorf("StopMember(%q) = %v, want an error naming it", name, err)
+		}
+		if err := f.StartMember(ctx, name); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+			t.Errorf("StartMember(%q) = %v, want an error naming it", name, err)
+		}
+	}
+}
+
 // TestClose stops the shared federation, so it must stay the last test of
 // this file; Main's Close after it does nothing.
 func TestClose(t *testing.T) {

@@ -101,13 +101,19 @@ func (p *process) stop(grace time.Duration) (diedEarly error) {
 	return diedEarly
 }
 
-// supervisor starts child processes, keeps track of them and stops them all.
+// supervisor starts child processes, keeps track of them and stops them, one
+// cluster's or all.
 type supervisor struct {
 	logDir  string
 	spawner *spawner
 
-	mu      sync.Mutex
-	procs   []*process
+	mu sync.Mutex
+	// procs are the processes not stopped yet. One stopped on purpose leaves
+	// the list: its process group id may be reused once it is reaped, and a
+	// later signal to it must not reach a stranger.
+	procs []*process
+	// started are the pids of every process ever started.
+	started []int
 	closing bool
 }
 
@@ -153,6 +159,7 @@ func (s *supervisor) start(ctx context.Context, spec processSpec) (*process, err
 	}()
 	s.mu.Lock()
 	s.procs = append(s.procs, p)
+	s.started = append(s.started, p.pid())
 	s.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("Started process", "process", p.String(), "pid", p.pid(), "log", logPath)
 	return p, nil
@@ -166,6 +173,33 @@ func (s *supervisor) stopAll(grace time.Duration) error {
 	s.closing = true
 	procs := slices.Clone(s.procs)
 	s.mu.Unlock()
+	err := stopInTiers(procs, grace)
+	// Last, since ending the spawner's thread SIGKILLs through Pdeathsig any
+	// child still alive, such as one whose start raced with this stop.
+	s.spawner.stop()
+	return err
+}
+
+// stopCluster stops the processes of one cluster, in tiers as stopAll does,
+// and forgets them, so that the cluster can be started again. It reports the
+// processes that had died before.
+func (s *supervisor) stopCluster(cluster string, grace time.Duration) error {
+	s.mu.Lock()
+	var procs []*process
+	s.procs = slices.DeleteFunc(s.procs, func(p *process) bool {
+		if p.spec.cluster == cluster {
+			procs = append(procs, p)
+			return true
+		}
+		return false
+	})
+	s.mu.Unlock()
+	return stopInTiers(procs, grace)
+}
+
+// stopInTiers stops procs tier by tier from the clients down to storage, the
+// processes of a tier in parallel.
+func stopInTiers(procs []*process, grace time.Duration) error {
 	died := make([]error, len(procs))
 	for t := tierClient; t >= tierStorage; t-- {
 		var wg sync.WaitGroup
@@ -176,21 +210,15 @@ func (s *supervisor) stopAll(grace time.Duration) error {
 		}
 		wg.Wait()
 	}
-	// Last, since ending the spawner's thread SIGKILLs through Pdeathsig any
-	// child still alive, such as one whose start raced with this stop.
-	s.spawner.stop()
 	return errors.Join(died...)
 }
 
-// pids returns the process ids of every process started so far.
+// pids returns the process ids of every process started so far, stopped or
+// not.
 func (s *supervisor) pids() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pids := make([]int, 0, len(s.procs))
-	for _, p := range s.procs {
-		pids = append(pids, p.pid())
-	}
-	return pids
+	return slices.Clone(s.started)
 }
 
 // childEnv is this process's environment without KUBECONFIG, so no child ever

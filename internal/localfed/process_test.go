@@ -141,3 +141,44 @@ func TestStartAfterStopAllFails(t *testing.T) {
 		t.Errorf("start after stopAll = %v, want errSpawnerStopped", err)
 	}
 }
+
+func TestStopClusterStopsOnlyThatCluster(t *testing.T) {
+	s := newSupervisor(t.TempDir())
+	start := func(cluster string, tier tier) *process {
+		t.Helper()
+		p, err := s.start(t.Context(), processSpec{
+			cluster: cluster, component: "sleeper", binary: "/bin/sh", args: []string{"-c", "exec sleep 100"}, tier: tier,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	goingServer, goingClient := start("going", tierAPIServer), start("going", tierClient)
+	staying := start("staying", tierClient)
+
+	if err := s.stopCluster("going", time.Second); err != nil {
+		t.Errorf("stopCluster = %v, want nothing reported", err)
+	}
+	for _, p := range []*process{goingServer, goingClient} {
+		if !p.hasExited() {
+			t.Errorf("%s still runs", p)
+		}
+	}
+	if staying.hasExited() {
+		t.Errorf("%s of another cluster was stopped", staying)
+	}
+	again := start("going", tierClient)
+	if got := len(s.pids()); got != 4 {
+		t.Errorf("pids = %d, want every process started, 4", got)
+	}
+	// Processes stopped on purpose are not reported as having died.
+	if err := s.stopAll(time.Second); err != nil {
+		t.Errorf("stopAll = %v, want nothing reported", err)
+	}
+	for _, p := range []*process{staying, again} {
+		if !p.hasExited() {
+			t.Errorf("%s still runs after stopAll", p)
+		}
+	}
+}
