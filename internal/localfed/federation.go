@@ -178,6 +178,9 @@ func (f *Federation) startMember(ctx context.Context, c *Cluster) error {
 	if err := f.startAPIServer(ctx, c); err != nil {
 		return err
 	}
+	if f.opts.APIServerOnlyMembers {
+		return grantControlPlaneAccess(ctx, c)
+	}
 	if err := c.writeComponentKubeconfigs(binKubeControllerManager, binKubeScheduler, binKwok); err != nil {
 		return err
 	}
@@ -261,7 +264,7 @@ func (f *Federation) StartMember(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, f.opts.StartTimeout)
 	defer cancel()
 	err := f.restartAPIServer(ctx, m)
-	if err == nil {
+	if err == nil && !f.opts.APIServerOnlyMembers {
 		err = f.startMemberComponents(ctx, m, false)
 	}
 	if err != nil {
