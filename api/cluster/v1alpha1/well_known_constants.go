@@ -31,7 +31,8 @@ const (
 	ClusterReasonReady = "ClusterReady"
 	// ClusterReasonNotReady: the member answered, but not ok.
 	ClusterReasonNotReady = "ClusterNotReady"
-	// ClusterReasonNotReachable: the member could not be reached at all.
+	// ClusterReasonNotReachable: the member could not be reached at all
+	// (Ready=False, message "cluster is not reachable").
 	ClusterReasonNotReachable = "ClusterNotReachable"
 
 	// APIEnablementsReasonComplete: discovery returned every group-version.
@@ -47,8 +48,8 @@ const (
 	// TaintClusterNotReady is set while Ready is False (NoSchedule; also
 	// NoExecute when failover is on).
 	TaintClusterNotReady = "cluster.karmada.io/not-ready"
-	// TaintClusterUnreachable is set while Ready is Unknown (the member does
-	// not answer).
+	// TaintClusterUnreachable is set while Ready is Unknown (nobody could
+	// tell the member's health); an unreachable member is Ready=False.
 	TaintClusterUnreachable = "cluster.karmada.io/unreachable"
 	// TaintClusterUnschedulable is set by cordon: no new placements.
 	TaintClusterUnschedulable = "cluster.karmada.io/unschedulable"

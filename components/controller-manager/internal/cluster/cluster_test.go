@@ -142,12 +142,13 @@ func TestUnreachableMemberIsTaintedAndRecovers(t *testing.T) {
 	taintsAre(t, e.client, name)
 
 	proxy.stop()
-	obj := readyIs(t, e.client, name, metav1.ConditionUnknown, clusterv1alpha1.ClusterReasonNotReachable)
+	// As Karmada: Ready=False, not Unknown, and so the not-ready taint.
+	obj := readyIs(t, e.client, name, metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable)
 	cond := meta.FindStatusCondition(obj.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-	if !strings.HasPrefix(cond.Message, "cluster is not reachable") {
-		t.Errorf("Ready message = %q", cond.Message)
+	if cond.Message != "cluster is not reachable" {
+		t.Errorf("Ready message = %q, want %q", cond.Message, "cluster is not reachable")
 	}
-	taintsAre(t, e.client, name, clusterv1alpha1.TaintClusterUnreachable+":NoSchedule")
+	taintsAre(t, e.client, name, clusterv1alpha1.TaintClusterNotReady+":NoSchedule")
 	waitFor(t, "TaintClusterSucceed event", func(ctx context.Context) (bool, error) {
 		return hasEvent(ctx, e.client, name, events.ReasonTaintClusterSucceed)
 	})

@@ -233,7 +233,7 @@ func (r *Reconciler) reconcileReady(ctx context.Context, cluster *clusterv1alpha
 
 	log := ctrl.LoggerFrom(ctx)
 	if !obs.healthy() {
-		log.V(1).Info("Member health probe failed", "status", obs.status, "reason", obs.reason, "message", obs.message, "streak", s.count)
+		log.V(1).Info("Member health probe failed", "status", obs.status, "reason", obs.reason, "message", obs.message, "detail", obs.detail, "streak", s.count)
 	}
 	if err := r.patchReady(ctx, cluster, decided); err != nil {
 		return 0, fmt.Errorf("writing Ready condition: %w", err)

@@ -54,8 +54,8 @@ func (o HealthOptions) withDefaults() HealthOptions {
 	return o
 }
 
-// Messages of the Ready condition, as Karmada words them, with the detail
-// appended.
+// Messages of the Ready condition, as Karmada words them; a failing health
+// check's answer is appended to msgUnhealthy.
 const (
 	msgHealthy      = "cluster is healthy and ready to accept workloads"
 	msgUnhealthy    = "cluster is reachable but health endpoint responded without ok"
@@ -66,12 +66,20 @@ const (
 const maxDetail = 512
 
 // observation is the outcome of one probe, as the Ready condition it would
-// give on its own: True (answered ok), False (answered, not ok) or Unknown
-// (not reached at all).
+// give on its own: True (answered ok) or False, with reason ClusterNotReady
+// (answered, not ok) or ClusterNotReachable (not reached at all). As in
+// Karmada, a member that does not answer is False, not Unknown: the probe
+// did run and the member failed it. Unknown is left for a member whose
+// health nobody has been able to tell.
 type observation struct {
 	status  metav1.ConditionStatus
 	reason  string
 	message string
+	// detail is why the member could not be reached, for the log only: the
+	// text of a connection error changes from one probe to the next (it may
+	// name an ephemeral port), and in the message it would rewrite the
+	// Cluster's status at every probe.
+	detail string
 }
 
 func (o observation) healthy() bool { return o.status == metav1.ConditionTrue }
@@ -85,7 +93,7 @@ func observedUnhealthy(detail string) observation {
 }
 
 func observedUnreachable(detail string) observation {
-	return observation{status: metav1.ConditionUnknown, reason: clusterv1alpha1.ClusterReasonNotReachable, message: withDetail(msgNotReachable, detail)}
+	return observation{status: metav1.ConditionFalse, reason: clusterv1alpha1.ClusterReasonNotReachable, message: msgNotReachable, detail: detail}
 }
 
 func withDetail(msg, detail string) string {
@@ -154,8 +162,8 @@ func (s streak) next(healthy bool) streak {
 // decideReady returns the Ready condition (type, status, reason and message)
 // to store, given the stored one, the latest observation and the streak that
 // observation extends. A flip between Ready and not ready waits for its
-// threshold; anything else (a first observation, False to Unknown and back,
-// a new message) is taken at once.
+// threshold; anything else (a first observation, not ready to unreachable
+// and back, a new message) is taken at once.
 func decideReady(stored *metav1.Condition, obs observation, s streak, th HealthOptions) metav1.Condition {
 	observed := metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: obs.status, Reason: obs.reason, Message: obs.message}
 	if stored == nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -25,7 +26,9 @@ func TestDecideReady(t *testing.T) {
 	th := HealthOptions{FailureThreshold: 3, SuccessThreshold: 2}
 	storedReady := ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, msgHealthy)
 	storedNotReady := ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReady, msgUnhealthy+": 500: etcd failed")
-	storedUnreachable := ready(metav1.ConditionUnknown, clusterv1alpha1.ClusterReasonNotReachable, msgNotReachable+": refused")
+	storedUnreachable := ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable, msgNotReachable)
+	// What an older version stored for an unreachable member.
+	storedUnknown := ready(metav1.ConditionUnknown, clusterv1alpha1.ClusterReasonNotReachable, msgNotReachable+": refused")
 	down := observedUnreachable("dial tcp: connection refused")
 	sick := observedUnhealthy("500: [-]etcd failed")
 	up := observedHealthy()
@@ -38,15 +41,18 @@ func TestDecideReady(t *testing.T) {
 		want   *metav1.Condition
 	}{
 		{name: "first probe healthy is taken at once", stored: nil, obs: up, streak: 1, want: storedReady},
-		{name: "first probe unreachable is taken at once", stored: nil, obs: down, streak: 1, want: ready(metav1.ConditionUnknown, clusterv1alpha1.ClusterReasonNotReachable, down.message)},
+		{name: "first probe unreachable is taken at once", stored: nil, obs: down, streak: 1, want: storedUnreachable},
 		{name: "ready stays ready", stored: storedReady, obs: up, streak: 7, want: storedReady},
 		{name: "one failure keeps ready", stored: storedReady, obs: down, streak: 1, want: storedReady},
 		{name: "two failures keep ready", stored: storedReady, obs: sick, streak: 2, want: storedReady},
-		{name: "third failure flips to unknown", stored: storedReady, obs: down, streak: 3, want: ready(metav1.ConditionUnknown, clusterv1alpha1.ClusterReasonNotReachable, down.message)},
+		{name: "third failure flips to not reachable", stored: storedReady, obs: down, streak: 3, want: storedUnreachable},
 		{name: "third failure flips to false", stored: storedReady, obs: sick, streak: 3, want: ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReady, sick.message)},
-		{name: "not ready to unreachable at once", stored: storedNotReady, obs: down, streak: 4, want: ready(metav1.ConditionUnknown, clusterv1alpha1.ClusterReasonNotReachable, down.message)},
+		{name: "not ready to unreachable at once", stored: storedNotReady, obs: down, streak: 4, want: storedUnreachable},
 		{name: "unreachable to not ready at once", stored: storedUnreachable, obs: sick, streak: 4, want: ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReady, sick.message)},
-		{name: "a new message is taken at once", stored: storedUnreachable, obs: down, streak: 9, want: ready(metav1.ConditionUnknown, clusterv1alpha1.ClusterReasonNotReachable, down.message)},
+		{name: "unreachable stays unreachable", stored: storedUnreachable, obs: down, streak: 9, want: storedUnreachable},
+		{name: "a new message is taken at once", stored: storedNotReady, obs: sick, streak: 9, want: ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReady, sick.message)},
+		{name: "unknown becomes not reachable at once", stored: storedUnknown, obs: down, streak: 1, want: storedUnreachable},
+		{name: "one success keeps unknown", stored: storedUnknown, obs: up, streak: 1, want: storedUnknown},
 		{name: "one success keeps unreachable", stored: storedUnreachable, obs: up, streak: 1, want: storedUnreachable},
 		{name: "second success flips to ready", stored: storedUnreachable, obs: up, streak: 2, want: storedReady},
 		{name: "second success flips not ready to ready", stored: storedNotReady, obs: up, streak: 2, want: storedReady},
@@ -120,7 +126,7 @@ func TestClassify(t *testing.T) {
 		{name: "ok", code: 200, body: "ok", wantStatus: metav1.ConditionTrue, wantReason: clusterv1alpha1.ClusterReasonReady},
 		{name: "failing check", code: 500, body: "[-]etcd failed", err: errors.New("internal"), wantStatus: metav1.ConditionFalse, wantReason: clusterv1alpha1.ClusterReasonNotReady, wantInMsg: "500: [-]etcd failed"},
 		{name: "revoked token", code: 401, err: errors.New("Unauthorized"), wantStatus: metav1.ConditionFalse, wantReason: clusterv1alpha1.ClusterReasonNotReady, wantInMsg: "401: Unauthorized"},
-		{name: "refused", err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), wantStatus: metav1.ConditionUnknown, wantReason: clusterv1alpha1.ClusterReasonNotReachable, wantInMsg: "connection refused"},
+		{name: "refused", err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), wantStatus: metav1.ConditionFalse, wantReason: clusterv1alpha1.ClusterReasonNotReachable, wantInMsg: "cluster is not reachable"},
 		{name: "long body is cut", code: 503, body: strings.Repeat("x", 2000), wantStatus: metav1.ConditionFalse, wantReason: clusterv1alpha1.ClusterReasonNotReady, wantInMsg: "…"},
 	}
 	for _, tt := range tests {
@@ -142,16 +148,19 @@ func TestProbe(t *testing.T) {
 		name       string
 		handler    http.HandlerFunc
 		wantStatus metav1.ConditionStatus
+		wantReason string
 	}{
 		{
 			name:       "readyz ok",
 			handler:    func(w http.ResponseWriter, r *http.Request) { answer(w, r, map[string]int{"/readyz": 200}) },
 			wantStatus: metav1.ConditionTrue,
+			wantReason: clusterv1alpha1.ClusterReasonReady,
 		},
 		{
 			name:       "no readyz, healthz ok",
 			handler:    func(w http.ResponseWriter, r *http.Request) { answer(w, r, map[string]int{"/healthz": 200}) },
 			wantStatus: metav1.ConditionTrue,
+			wantReason: clusterv1alpha1.ClusterReasonReady,
 		},
 		{
 			name: "readyz failing",
@@ -159,11 +168,13 @@ func TestProbe(t *testing.T) {
 				answer(w, r, map[string]int{"/readyz": 500, "/healthz": 200})
 			},
 			wantStatus: metav1.ConditionFalse,
+			wantReason: clusterv1alpha1.ClusterReasonNotReady,
 		},
 		{
 			name:       "hangs past the timeout",
 			handler:    func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
-			wantStatus: metav1.ConditionUnknown,
+			wantStatus: metav1.ConditionFalse,
+			wantReason: clusterv1alpha1.ClusterReasonNotReachable,
 		},
 	}
 	for _, tt := range tests {
@@ -171,8 +182,8 @@ func TestProbe(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
 			got := probe(t.Context(), restClient(t, srv.URL), 300*time.Millisecond)
-			if got.status != tt.wantStatus {
-				t.Errorf("probe = %+v, want status %s", got, tt.wantStatus)
+			if got.status != tt.wantStatus || got.reason != tt.wantReason {
+				t.Errorf("probe = %+v, want status %s reason %s", got, tt.wantStatus, tt.wantReason)
 			}
 		})
 	}
@@ -185,8 +196,12 @@ func TestProbe(t *testing.T) {
 		addr := l.Addr().String()
 		_ = l.Close()
 		got := probe(t.Context(), restClient(t, "http://"+addr), time.Second)
-		if got.status != metav1.ConditionUnknown || got.reason != clusterv1alpha1.ClusterReasonNotReachable {
-			t.Errorf("probe = %+v, want unreachable", got)
+		want := observation{status: metav1.ConditionFalse, reason: clusterv1alpha1.ClusterReasonNotReachable, message: msgNotReachable}
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(observation{}), cmpopts.IgnoreFields(observation{}, "detail")); diff != "" {
+			t.Errorf("probe (-want +got):\n%s", diff)
+		}
+		if !strings.Contains(got.detail, "connection refused") {
+			t.Errorf("probe detail = %q, want the connection error", got.detail)
 		}
 	})
 }

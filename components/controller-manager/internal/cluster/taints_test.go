@@ -49,6 +49,14 @@ func TestTaintsFor(t *testing.T) {
 			wantAdded: []corev1.Taint{at(notReadyTaint, now)},
 		},
 		{
+			name:        "not reachable is false: not-ready replaces unreachable",
+			current:     []corev1.Taint{at(unreachableTaint, earlier)},
+			ready:       ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable, msgNotReachable),
+			want:        []corev1.Taint{at(notReadyTaint, now)},
+			wantAdded:   []corev1.Taint{at(notReadyTaint, now)},
+			wantRemoved: []corev1.Taint{at(unreachableTaint, earlier)},
+		},
+		{
 			name:      "unknown adds unreachable",
 			ready:     ready(metav1.ConditionUnknown, "", ""),
 			want:      []corev1.Taint{at(unreachableTaint, now)},

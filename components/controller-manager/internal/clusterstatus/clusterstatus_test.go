@@ -233,7 +233,7 @@ func TestUnreachableMemberIsNotCollected(t *testing.T) {
 			return false, err
 		}
 		ready := meta.FindStatusCondition(got.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-		return ready != nil && ready.Status == metav1.ConditionUnknown, nil
+		return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == clusterv1alpha1.ClusterReasonNotReachable, nil
 	})
 	controllertest.WaitFor(t, "no informer left for nowhere", func(context.Context) (bool, error) {
 		return len(e.Informers.Running(obj.Name)) == 0, nil
