@@ -1,0 +1,23 @@
+// Package bench measures propagation on a local federation: N Deployment
+// templates and a PropagationPolicy in, N × 3 member Deployments with the
+// scheduled replicas out. It reports throughput, latency from template
+// creation to the member object, and the CPU seconds and peak memory of the
+// controller-manager and the scheduler, which run as their own processes
+// (built from components/*/cmd) so that /proc tells them apart.
+//
+// Run every size, one iteration each (a scenario takes seconds to minutes,
+// so b.N is 1):
+//
+//	make bench-propagation
+//	# or
+//	KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.37.2 go test ./test/bench -run '^$' \
+//	    -bench BenchmarkPropagation -benchtime 1x -timeout 60m
+//
+// One case: -bench 'BenchmarkPropagation/Divided/1000'. Extra flags for the
+// components, e.g. to compare settings back to back:
+//
+//	go test ./test/bench ... -args -bench.cm-args='--kube-api-qps=400 --kube-api-burst=800'
+//
+// Without -bench only TestPropagation runs: 20 templates each way, checked
+// to arrive, so the harness stays tested in CI.
+package bench

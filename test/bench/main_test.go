@@ -1,0 +1,247 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/localfed"
+)
+
+var (
+	cmArgs    = flag.String("bench.cm-args", "", "Extra flags for the controller-manager, space-separated.")
+	schedArgs = flag.String("bench.sched-args", "", "Extra flags for the scheduler, space-separated.")
+)
+
+// env is what every scenario runs on: the federation, clients of its
+// clusters, and the two Flotilla processes under measurement.
+type env struct {
+	fed *localfed.Federation
+	// cp knows Flotilla's types; cpKube creates templates without client-side
+	// throttling, so that the rate is the API server's.
+	cp        client.Client
+	cpKube    kubernetes.Interface
+	members   []memberClient
+	cm, sched *component
+	// apiserver is the control plane's kube-apiserver process.
+	apiserver procStats
+}
+
+type memberClient struct {
+	name string
+	kube kubernetes.Interface
+}
+
+var bench *env
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{Verbosity: 0})
+	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), logger))
+	defer cancel()
+
+	workDir, err := os.MkdirTemp("", "flotilla-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	e, stop, err := setUp(ctx, workDir)
+	code := 1
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "setting up the benchmark federation: %v\n", err)
+	} else {
+		bench = e
+		code = m.Run()
+	}
+	if err := stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping: %v\n", err)
+		code = 1
+	}
+	if code == 0 {
+		_ = os.RemoveAll(workDir)
+	} else {
+		fmt.Fprintf(os.Stderr, "benchmark federation kept in %s\n", workDir)
+	}
+	return code
+}
+
+// setUp builds the components, starts a federation of 3 bare members and runs
+// the components against its control plane. stop undoes whatever was done,
+// also after an error.
+func setUp(ctx context.Context, workDir string) (*env, func() error, error) {
+	var stops []func() error
+	stop := func() error {
+		var errs []string
+		for i := len(stops) - 1; i >= 0; i-- {
+			if err := stops[i](); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%s", strings.Join(errs, "; "))
+		}
+		return nil
+	}
+
+	binDir := filepath.Join(workDir, "bin")
+	if err := buildComponents(ctx, binDir); err != nil {
+		return nil, stop, err
+	}
+	fed, err := localfed.Start(ctx, localfed.Options{
+		Members:              3,
+		APIServerOnlyMembers: true,
+		WorkDir:              filepath.Join(workDir, "federation"),
+		StartTimeout:         5 * time.Minute,
+	})
+	if err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, fed.Close)
+
+	e := &env{fed: fed}
+	if err := e.connect(); err != nil {
+		return nil, stop, err
+	}
+	if e.apiserver, err = findControlPlaneAPIServer(fed.PIDs()); err != nil {
+		return nil, stop, err
+	}
+
+	logDir := filepath.Join(workDir, "logs")
+	// Both serve nothing: the probes' and metrics' default ports would clash
+	// with each other and with anything else on the machine.
+	common := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}
+	e.cm, err = startComponent("controller-manager", filepath.Join(binDir, "controller-manager"),
+		append(common, strings.Fields(*cmArgs)...), fed.KubeconfigPath, logDir)
+	if err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, e.cm.stop)
+	e.sched, err = startComponent("scheduler", filepath.Join(binDir, "scheduler"),
+		append(common, strings.Fields(*schedArgs)...), fed.KubeconfigPath, logDir)
+	if err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, e.sched.stop)
+
+	if err := e.waitClustersReady(ctx); err != nil {
+		return nil, stop, err
+	}
+	return e, stop, nil
+}
+
+// buildComponents builds the controller-manager and the scheduler from this
+// checkout, as a release would run them.
+func buildComponents(ctx context.Context, binDir string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	for name, pkg := range map[string]string{
+		"controller-manager": "./components/controller-manager/cmd",
+		"scheduler":          "./components/scheduler/cmd",
+	} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, name), pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %w\n%s", name, err, out)
+		}
+	}
+	return nil
+}
+
+// moduleRoot is the directory of this module's go.mod.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("not inside a Go module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// connect builds the clients of the control plane and the members.
+func (e *env) connect() error {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
+		policyv1alpha1.AddToScheme, workv1alpha1.AddToScheme, workv1alpha2.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return err
+		}
+	}
+	var err error
+	if e.cp, err = client.New(e.fed.ControlPlane.Config, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("control plane client: %w", err)
+	}
+	unthrottled := rest.CopyConfig(e.fed.ControlPlane.Config)
+	unthrottled.QPS = -1 // no client-side rate limiter
+	if e.cpKube, err = kubernetes.NewForConfig(unthrottled); err != nil {
+		return fmt.Errorf("control plane clientset: %w", err)
+	}
+	for _, m := range e.fed.Members {
+		kube, err := kubernetes.NewForConfig(m.Config)
+		if err != nil {
+			return fmt.Errorf("clientset of %s: %w", m.Name, err)
+		}
+		e.members = append(e.members, memberClient{name: m.Name, kube: kube})
+	}
+	return nil
+}
+
+// waitClustersReady waits until the controller-manager has found every
+// member healthy, the first sign that it runs.
+func (e *env) waitClustersReady(ctx context.Context) error {
+	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := e.componentsAlive(); err != nil {
+			return false, err
+		}
+		var clusters clusterv1alpha1.ClusterList
+		if err := e.cp.List(ctx, &clusters); err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, c := range clusters.Items {
+			if meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+				ready++
+			}
+		}
+		return ready == len(e.members), nil
+	})
+}
+
+// componentsAlive fails once the controller-manager or the scheduler has
+// exited.
+func (e *env) componentsAlive() error {
+	for _, c := range []*component{e.cm, e.sched} {
+		if err := c.exitErr(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+)
+
+// BenchmarkPropagation creates N Deployment templates at once in a fresh
+// namespace with a PropagationPolicy for all of them, and waits until each of
+// the 3 members holds every template with the scheduled replicas: Duplicated
+// (3 replicas everywhere) or Divided by static weights 1:1:1 (1 each).
+//
+// The members are bare kube-apiservers (localfed's APIServerOnlyMembers): a
+// member object is stored and nothing runs it, no ReplicaSets, no pods, no
+// kwok. 5,000 templates × 3 members with real pods would spend the machine
+// on member-side work that is not Flotilla's, and the figures would measure
+// that.
+//
+// Reported per run:
+//   - templates/s and member-objects/s: from the first creation to the last
+//     member object's arrival (also ns/op);
+//   - p50-ms and p99-ms: from a template's creation request to its member
+//     object's informer event with the scheduled replicas, over every member
+//     object;
+//   - cm-cpu-s, sched-cpu-s, cp-apiserver-cpu-s: CPU seconds (user + system)
+//     of the controller-manager, the scheduler and the control plane's
+//     kube-apiserver during the run;
+//   - cm-peak-MB, sched-peak-MB: VmHWM of the controller-manager and the
+//     scheduler, reset before each run where the kernel allows (clear_refs);
+//     otherwise the peak of the process's lifetime, cumulative over runs;
+//   - cp-writes/template: writes to the control plane per template, with a
+//     table of them by verb and resource in the log.
+//
+// Each run is followed by the deletion of its namespace and a wait until the
+// members are empty again. Run it with -benchtime 1x: see the package doc.
+func BenchmarkPropagation(b *testing.B) {
+	for _, s := range []scenario{
+		{policyv1alpha1.ReplicaSchedulingTypeDuplicated, 1000},
+		{policyv1alpha1.ReplicaSchedulingTypeDivided, 1000},
+		{policyv1alpha1.ReplicaSchedulingTypeDuplicated, 5000},
+		{policyv1alpha1.ReplicaSchedulingTypeDivided, 5000},
+	} {
+		b.Run(fmt.Sprintf("%s/%d", s.strategy, s.templates), func(b *testing.B) {
+			b.StopTimer()
+			var runs []result
+			for range b.N {
+				runs = append(runs, bench.propagate(b, s, func(on bool) {
+					if on {
+						b.StartTimer()
+					} else {
+						b.StopTimer()
+					}
+				}))
+			}
+			r := mean(runs)
+			b.Logf("%s", r.summary())
+			r.report(b)
+		})
+	}
+}
+
+// TestPropagation propagates 20 templates each way and checks that every
+// one reaches every member with the scheduled replicas: the benchmark's
+// harness, kept working by CI.
+func TestPropagation(t *testing.T) {
+	for _, s := range []scenario{
+		{policyv1alpha1.ReplicaSchedulingTypeDuplicated, 20},
+		{policyv1alpha1.ReplicaSchedulingTypeDivided, 20},
+	} {
+		t.Run(string(s.strategy), func(t *testing.T) {
+			r := bench.propagate(t, s, func(bool) {})
+			if len(r.latencies) != s.templates*len(bench.members) {
+				t.Errorf("%d member objects measured, want %d", len(r.latencies), s.templates*len(bench.members))
+			}
+			t.Logf("%s", r.summary())
+		})
+	}
+}
+
+// mean averages runs of the same scenario; latencies are pooled and peaks
+// are the highest.
+func mean(runs []result) result {
+	m := runs[0]
+	m.latencies = nil
+	m.writes = writeCounts{}
+	var elapsed, cm, sched, apiserver time.Duration
+	for _, r := range runs {
+		elapsed += r.elapsed
+		cm += r.cm.cpu
+		sched += r.sched.cpu
+		apiserver += r.apiserver.cpu
+		m.cm.peakRSS = max(m.cm.peakRSS, r.cm.peakRSS)
+		m.sched.peakRSS = max(m.sched.peakRSS, r.sched.peakRSS)
+		m.apiserver.peakRSS = max(m.apiserver.peakRSS, r.apiserver.peakRSS)
+		m.peakReset = m.peakReset && r.peakReset
+		m.latencies = append(m.latencies, r.latencies...)
+		for k, v := range r.writes {
+			m.writes[k] += v
+		}
+	}
+	n := time.Duration(len(runs))
+	m.elapsed, m.cm.cpu, m.sched.cpu, m.apiserver.cpu = elapsed/n, cm/n, sched/n, apiserver/n
+	for k := range m.writes {
+		m.writes[k] /= float64(len(runs))
+	}
+	slices.Sort(m.latencies)
+	return m
+}
+
+const mb = 1 << 20
+
+func (r result) report(b *testing.B) {
+	secs := r.elapsed.Seconds()
+	b.ReportMetric(secs, "wall-s")
+	b.ReportMetric(float64(r.templates)/secs, "templates/s")
+	b.ReportMetric(float64(r.memberObjects)/secs, "member-objects/s")
+	b.ReportMetric(float64(r.percentile(0.50).Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(r.percentile(0.99).Milliseconds()), "p99-ms")
+	b.ReportMetric(r.cm.cpu.Seconds(), "cm-cpu-s")
+	b.ReportMetric(float64(r.cm.peakRSS)/mb, "cm-peak-MB")
+	b.ReportMetric(r.sched.cpu.Seconds(), "sched-cpu-s")
+	b.ReportMetric(float64(r.sched.peakRSS)/mb, "sched-peak-MB")
+	b.ReportMetric(r.apiserver.cpu.Seconds(), "cp-apiserver-cpu-s")
+	b.ReportMetric(r.writes.total()/float64(r.templates), "cp-writes/template")
+}
+
+func (r result) summary() string {
+	peaks := "since the run began"
+	if !r.peakReset {
+		peaks = "over the process lifetime"
+	}
+	return fmt.Sprintf("%d templates, %d member objects in %v: %.1f templates/s; latency p50 %v p99 %v\n"+
+		"controller-manager %.1f CPU s, peak %.0f MB; scheduler %.1f CPU s, peak %.0f MB (peaks %s); control-plane kube-apiserver %.1f CPU s\n"+
+		"control-plane writes (%.0f, %.1f per template):\n%s",
+		r.templates, r.memberObjects, r.elapsed.Round(time.Millisecond), float64(r.templates)/r.elapsed.Seconds(),
+		r.percentile(0.50).Round(time.Millisecond), r.percentile(0.99).Round(time.Millisecond),
+		r.cm.cpu.Seconds(), float64(r.cm.peakRSS)/mb, r.sched.cpu.Seconds(), float64(r.sched.peakRSS)/mb, peaks,
+		r.apiserver.cpu.Seconds(), r.writes.total(), r.writes.total()/float64(r.templates), r.writes.table(r.templates))
+}
