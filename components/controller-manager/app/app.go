@@ -30,6 +30,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/bindingstatus"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cluster"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/clusterstatus"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/dependencies"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/detector"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
@@ -59,6 +60,7 @@ type Options struct {
 	concurrentBindingSyncs    int
 	concurrentWorkSyncs       int
 	concurrentWorkStatusSyncs int
+	concurrentDependencySyncs int
 	kubeAPIQPS                float64
 	kubeAPIBurst              int
 }
@@ -86,6 +88,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.concurrentBindingSyncs, "concurrent-resourcebinding-syncs", 5, "Bindings rendered into Works, and their status aggregated, at once (per binding kind).")
 	fs.IntVar(&o.concurrentWorkSyncs, "concurrent-work-syncs", 20, "Works applied to members at once.")
 	fs.IntVar(&o.concurrentWorkStatusSyncs, "concurrent-work-status-syncs", 10, "Works whose member status is reflected at once.")
+	fs.IntVar(&o.concurrentDependencySyncs, "concurrent-dependency-syncs", 5, "Bindings whose dependencies are distributed (propagateDeps) at once.")
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 200, "Requests per second to the control plane's API server.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 400, "Burst of requests to the control plane's API server.")
 	fs.StringVar(&o.skippedNamespaces, "skipped-propagating-namespaces", "", "Comma-separated regular expressions; matching namespaces are not propagated to members. Reserved namespaces and default never are.")
@@ -108,6 +111,7 @@ func (o *Options) validate() ([]*regexp.Regexp, error) {
 		"concurrent-resource-template-syncs": float64(o.concurrentTemplateSyncs),
 		"concurrent-work-syncs":              float64(o.concurrentWorkSyncs),
 		"concurrent-work-status-syncs":       float64(o.concurrentWorkStatusSyncs),
+		"concurrent-dependency-syncs":        float64(o.concurrentDependencySyncs),
 		"kube-api-qps":                       o.kubeAPIQPS,
 		"kube-api-burst":                     float64(o.kubeAPIBurst),
 	}
@@ -251,6 +255,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			Interpreter:             interp,
 			Reapply:                 reapply,
 			MaxConcurrentReconciles: opts.concurrentWorkStatusSyncs,
+		}).SetupWithManager},
+		{dependencies.ControllerName, (&dependencies.Reconciler{
+			Client:                  mgr.GetClient(),
+			Templates:               templates,
+			Interpreter:             interp,
+			Recorder:                mgr.GetEventRecorder(dependencies.ControllerName),
+			MaxConcurrentReconciles: opts.concurrentDependencySyncs,
 		}).SetupWithManager},
 		{namespace.ControllerName, (&namespace.Reconciler{
 			Client:                  mgr.GetClient(),
