@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -63,6 +65,12 @@ type Options struct {
 	concurrentDependencySyncs int
 	kubeAPIQPS                float64
 	kubeAPIBurst              int
+
+	// Restartable lets Run be called again in the same process once an
+	// earlier Run has returned, as the e2e suites do to restart the
+	// controller-manager: controller-runtime otherwise refuses a controller
+	// name it has already seen.
+	Restartable bool
 }
 
 // BindFlags registers the flags on fs with their defaults. Names follow
@@ -164,6 +172,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		LeaderElectionNamespace: opts.leaderElectionNamespace,
 		// Shutdown is quick anyway; the lease goes at once for the next leader.
 		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.Restartable)},
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
