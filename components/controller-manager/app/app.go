@@ -274,7 +274,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		}).SetupWithManager},
 		{namespace.ControllerName, (&namespace.Reconciler{
 			Client:                  mgr.GetClient(),
-			Members:                 members,
+			Recorder:                mgr.GetEventRecorder(namespace.ControllerName),
 			SkippedNamespaces:       skipped,
 			MaxConcurrentReconciles: opts.concurrentNamespaceSyncs,
 		}).SetupWithManager},
