@@ -38,6 +38,10 @@ const (
 	WorkReasonAppliedSuccessful = "AppliedSuccessful"
 	// WorkReasonAppliedFailed: applying at least one manifest failed.
 	WorkReasonAppliedFailed = "AppliedFailed"
+	// WorkReasonResourceConflict: a member object of a manifest's name
+	// exists that the federation does not manage, and conflictResolution is
+	// Abort.
+	WorkReasonResourceConflict = "ResourceConflict"
 	// WorkReasonDispatching: the Work is being applied normally.
 	WorkReasonDispatching = "Dispatching"
 	// WorkReasonSuspendDispatching: spec.suspendDispatching holds the Work back.

@@ -265,25 +265,50 @@ func aggregateJob(obj *unstructured.Unstructured, items []workv1alpha2.Aggregate
 			out.CompletionTime = laterTime(out.CompletionTime, s.CompletionTime)
 		}
 	}
-	if len(failedIn) > 0 {
-		out.Conditions = append(out.Conditions, batchv1.JobCondition{
-			Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
-			LastProbeTime: *failedAt, LastTransitionTime: *failedAt,
-			Reason:  "JobFailed",
-			Message: fmt.Sprintf("Job executed failed in member clusters %s", strings.Join(failedIn, ",")),
-		})
-	}
-	if completed > 0 && completed == len(items) {
-		out.Conditions = append(out.Conditions, batchv1.JobCondition{
-			Type: batchv1.JobComplete, Status: corev1.ConditionTrue,
-			LastProbeTime: *completedAt, LastTransitionTime: *completedAt,
-			Reason: "Completed", Message: "Job completed",
-		})
-	}
-	if withCompletionTime != len(items) {
+	// The API server accepts a finished Job only as the Job controller
+	// writes one: Failed after FailureTarget, Complete after
+	// SuccessCriteriaMet with a completionTime, a startTime, and no pods
+	// counted active or ready.
+	switch {
+	case len(failedIn) > 0:
+		out.Conditions = append(out.Conditions, jobCondition(batchv1.JobFailureTarget, *failedAt, "JobFailed",
+			fmt.Sprintf("Job failed in member clusters %s", strings.Join(failedIn, ","))))
+		out.Conditions = append(out.Conditions, jobCondition(batchv1.JobFailed, *failedAt, "JobFailed",
+			fmt.Sprintf("Job executed failed in member clusters %s", strings.Join(failedIn, ","))))
+		out.CompletionTime = nil
+		finishJobStatus(&out, failedAt)
+	case completed > 0 && completed == len(items):
+		out.Conditions = append(out.Conditions, jobCondition(batchv1.JobSuccessCriteriaMet, *completedAt, "CompletionsReached",
+			"Reached expected number of succeeded pods in every member cluster"))
+		out.Conditions = append(out.Conditions, jobCondition(batchv1.JobComplete, *completedAt, "Completed", "Job completed"))
+		if withCompletionTime != len(items) || out.CompletionTime == nil {
+			out.CompletionTime = completedAt.DeepCopy()
+		}
+		finishJobStatus(&out, completedAt)
+	default:
+		// The API server refuses a completionTime without Complete.
 		out.CompletionTime = nil
 	}
 	return setStatus(obj, &out)
+}
+
+func jobCondition(t batchv1.JobConditionType, at metav1.Time, reason, message string) batchv1.JobCondition {
+	return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, LastProbeTime: at, LastTransitionTime: at, Reason: reason, Message: message}
+}
+
+// finishJobStatus clears what a finished Job may not have and makes sure it
+// has a startTime no later than it finished.
+func finishJobStatus(s *batchv1.JobStatus, finishedAt *metav1.Time) {
+	s.Active = 0
+	if s.Ready != nil {
+		s.Ready = new(int32)
+	}
+	if s.Terminating != nil {
+		s.Terminating = new(int32)
+	}
+	if s.StartTime == nil || finishedAt.Before(s.StartTime) {
+		s.StartTime = finishedAt.DeepCopy()
+	}
 }
 
 func ptrSum(p *int32, n int32) *int32 {
