@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +43,9 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{Verbosity: 0})
+	// controller-runtime's own logger, which clients built outside a manager
+	// use, would otherwise complain at length that it was never set.
+	log.SetLogger(logger)
 	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), logger))
 	defer cancel()
 
@@ -68,12 +72,20 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	components, stopComponents := startComponents(ctx)
+	if err := startComponents(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code := m.Run()
-	stopComponents()
-	if err := <-components; err != nil {
-		fmt.Fprintf(os.Stderr, "components: %v\n", err)
-		code = 1
+	for _, c := range []*component{controllerManager, scheduler} {
+		if err := c.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", c.name, err)
+			code = 1
+		}
+		if err := c.exited(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
 	}
 	if err := fed.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "stopping the local federation: %v\n", err)
@@ -87,24 +99,99 @@ func run(m *testing.M) int {
 	return code
 }
 
+// controllerManager and scheduler run in-process against the control plane.
+// A scenario may stop and start the controller-manager alone.
+var controllerManager, scheduler *component
+
 // startComponents runs the controller-manager and the scheduler against the
-// control plane, as flotillactl local up does, until stop is called.
-func startComponents(parent context.Context) (<-chan error, func()) {
-	ctx, stop := context.WithCancel(parent)
-	logger := log.FromContext(parent)
+// control plane, as flotillactl local up does, until they are stopped.
+func startComponents(ctx context.Context) error {
+	logger := log.FromContext(ctx)
 	cm, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--cluster-status-update-frequency=2s", "--cluster-health-probe-period=2s")
 	if err != nil {
-		panic(err)
+		return fmt.Errorf("controller-manager options: %w", err)
 	}
+	// A scenario restarts it in this process.
+	cm.Restartable = true
 	sched, err := schedapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0")
 	if err != nil {
-		panic(err)
+		return fmt.Errorf("scheduler options: %w", err)
 	}
-	done := make(chan error, 2)
-	go func() { done <- cmapp.Run(ctx, fed.ControlPlane.Config, cm, logger.WithName("controller-manager")) }()
-	go func() { done <- schedapp.Run(ctx, fed.ControlPlane.Config, sched, logger.WithName("scheduler")) }()
-	result := make(chan error, 1)
-	go func() { result <- errors.Join(<-done, <-done) }()
-	return result, stop
+	controllerManager = &component{name: "controller-manager", parent: ctx, run: func(ctx context.Context) error {
+		return cmapp.Run(ctx, fed.ControlPlane.Config, cm, logger.WithName("controller-manager"))
+	}}
+	scheduler = &component{name: "scheduler", parent: ctx, run: func(ctx context.Context) error {
+		return schedapp.Run(ctx, fed.ControlPlane.Config, sched, logger.WithName("scheduler"))
+	}}
+	return errors.Join(controllerManager.start(), scheduler.start())
+}
+
+// component is one in-process component: run until stopped, and started
+// again by a scenario. A run that returns without being stopped is a crash,
+// which exited reports.
+type component struct {
+	name   string
+	parent context.Context
+	run    func(context.Context) error
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	done    chan struct{}
+	runErr  error   // of the current run, once done is closed
+	crashes []error // runs that returned on their own
+}
+
+// start begins a run; the component must not be running.
+func (c *component) start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return fmt.Errorf("%s is already running", c.name)
+	}
+	ctx, cancel := context.WithCancel(c.parent)
+	done := make(chan struct{})
+	c.cancel, c.done = cancel, done
+	go func() {
+		err := c.run(ctx)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if ctx.Err() == nil {
+			c.crashes = append(c.crashes, fmt.Errorf("%s returned while running: %v", c.name, err))
+		}
+		c.runErr = err
+		close(done)
+	}()
+	return nil
+}
+
+// stop ends the current run, waits for it to return and returns its error;
+// it does nothing when the component is not running.
+func (c *component) stop() error {
+	c.mu.Lock()
+	cancel, done := c.cancel, c.done
+	c.cancel, c.done = nil, nil
+	c.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	cancel()
+	<-done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runErr
+}
+
+// running reports whether a run was started and not stopped.
+func (c *component) running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done != nil
+}
+
+// exited reports every run that returned without being stopped.
+func (c *component) exited() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return errors.Join(c.crashes...)
 }
