@@ -11,13 +11,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 )
 
@@ -103,3 +106,103 @@ func applyFile(t *testing.T, path, ns string) {
 		create(t, obj)
 	}
 }
+
+// update changes obj in the control plane with mutate, re-reading and
+// retrying on conflicts: the controllers label and annotate templates
+// while a scenario changes them, as they would under a user's kubectl.
+func update[T client.Object](t *testing.T, obj T, mutate func(T)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cp.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate(obj)
+		return cp.Update(t.Context(), obj)
+	})
+	if err != nil {
+		t.Fatalf("updating %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// remove deletes obj from the control plane.
+func remove(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := cp.Delete(t.Context(), obj); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("deleting %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// inMembers waits until, in each named member, the object under key exists
+// and satisfies ok. newObj returns an empty object of the kind to read.
+func inMembers[T client.Object](t *testing.T, members []string, key client.ObjectKey, newObj func() T, what string, ok func(T) bool) {
+	t.Helper()
+	for _, name := range members {
+		m := member(t, name)
+		eventually(t, what+" in "+name, func(ctx context.Context) (bool, error) {
+			got := newObj()
+			if err := m.Client.Get(ctx, key, got); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			return ok(got), nil
+		})
+	}
+}
+
+// goneFrom waits until the object under key does not exist in any of the
+// named members.
+func goneFrom(t *testing.T, members []string, key client.ObjectKey, obj client.Object) {
+	t.Helper()
+	for _, name := range members {
+		m := member(t, name)
+		eventually(t, key.String()+" gone from "+name, func(ctx context.Context) (bool, error) {
+			err := m.Client.Get(ctx, key, obj)
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+	}
+}
+
+// absentFrom fails t if the object under key exists in one of the named
+// members now.
+func absentFrom(t *testing.T, members []string, key client.ObjectKey, obj client.Object) {
+	t.Helper()
+	for _, name := range members {
+		err := member(t, name).Client.Get(t.Context(), key, obj)
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%s in %s: want not found, got err %v", key, name, err)
+		}
+	}
+}
+
+// staysSo checks, for a few seconds, that cond keeps holding: used after
+// an ordering barrier has shown the controllers saw a change, to catch a
+// late reaction to it. It never waits for something to happen.
+func staysSo(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		ok, err := cond(t.Context())
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !ok {
+			t.Fatalf("%s: no longer holds", what)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// propagationPolicy returns a PropagationPolicy in ns selecting selectors
+// and placing them on the named clusters (every member when none).
+func propagationPolicy(ns, name string, clusters []string, selectors ...policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
+	p := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       policyv1alpha1.PropagationSpec{ResourceSelectors: selectors},
+	}
+	if len(clusters) > 0 {
+		p.Spec.Placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: clusters}
+	}
+	return p
+}
+
+// allMembers are the names of the federation's members.
+func allMembers() []string { return fed.MemberNames() }
