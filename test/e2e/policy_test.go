@@ -180,7 +180,9 @@ func TestConflictResolution(t *testing.T) {
 		t.Fatalf("Abort changed the member's ConfigMap: data %v labels %v", got.Data, got.Labels)
 	}
 
-	update(t, policy, func(p *policyv1alpha1.PropagationPolicy) { p.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite })
+	update(t, policy, func(p *policyv1alpha1.PropagationPolicy) {
+		p.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
+	})
 	inMembers(t, []string{"member1"}, client.ObjectKeyFromObject(cm), newConfigMap, "the ConfigMap taken over", func(got *corev1.ConfigMap) bool {
 		return got.Data["v"] == "federation's" && got.Labels[workv1alpha1.ManagedByKarmadaLabel] == workv1alpha1.ManagedByKarmadaLabelValue
 	})
