@@ -247,9 +247,9 @@ func (f *Federation) StopMember(ctx context.Context, name string) error {
 // StartMember starts again a member stopped by StopMember, on the same
 // endpoint, with the same certificates and stored objects, so that its
 // Cluster registration (endpoint, token, CA bundle) still holds. It returns
-// once the API server answers /readyz and the member's nodes are Ready;
-// ctx and Options.StartTimeout bound the wait. Starting a running member does
-// nothing.
+// once the API server answers /readyz and honours the control plane's
+// token, and the member's nodes are Ready; ctx and Options.StartTimeout bound
+// the wait. Starting a running member does nothing.
 func (f *Federation) StartMember(ctx context.Context, name string) error {
 	f.membersMu.Lock()
 	defer f.membersMu.Unlock()
@@ -264,6 +264,12 @@ func (f *Federation) StartMember(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, f.opts.StartTimeout)
 	defer cancel()
 	err := f.restartAPIServer(ctx, m)
+	if err == nil {
+		var authorized func(context.Context) (bool, error)
+		if authorized, err = controlPlaneAuthorized(m); err == nil {
+			err = waitFor(ctx, name+" authorizes the control plane", authorized, m.apiserver)
+		}
+	}
 	if err == nil && !f.opts.APIServerOnlyMembers {
 		err = f.startMemberComponents(ctx, m, false)
 	}

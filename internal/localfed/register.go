@@ -9,6 +9,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -103,4 +105,23 @@ func createNamespaces(ctx context.Context, c *Cluster, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// controlPlaneAuthorized reports whether the control plane's credentials for
+// the member are honoured: a restarted API server answers /readyz before
+// its authorizer has loaded the role bindings, and until then it forbids
+// what the control plane asks.
+func controlPlaneAuthorized(member *Cluster) (func(context.Context) (bool, error), error) {
+	cfg := &rest.Config{Host: member.Endpoint, BearerToken: member.token, TLSClientConfig: rest.TLSClientConfig{CAData: member.CAData}}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the control plane's client of %s: %w", member.Name, err)
+	}
+	return func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+			return false, err
+		}
+		return err == nil, err
+	}, nil
 }
