@@ -19,9 +19,10 @@ import (
 )
 
 // ReasonResourceConflict is the reason of Applied=False when a member
-// object the Work does not manage blocks a manifest (conflict resolution
-// abort). Other failures use workv1alpha1.WorkReasonAppliedFailed.
-const ReasonResourceConflict = "ResourceConflict"
+// object of a manifest's name exists that the federation does not manage
+// (conflictResolution abort). Other failures use
+// workv1alpha1.WorkReasonAppliedFailed.
+const ReasonResourceConflict = workv1alpha1.WorkReasonResourceConflict
 
 // Messages of the Work conditions, as Karmada words them.
 const (
