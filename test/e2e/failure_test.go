@@ -39,7 +39,8 @@ const notReadyTaint = clusterv1alpha1.TaintClusterNotReady + ":" + string(corev1
 // Cluster is Ready=False (ClusterNotReachable) with the not-ready taint, the
 // controller-manager keeps running, a new Duplicated ConfigMap goes to the
 // other members only, and a template changed meanwhile reaches the member
-// once it is back, Ready and untainted.
+// once it is back, Ready and untainted, with the control plane watching it
+// again.
 func TestMemberStoppedAndRestarted(t *testing.T) {
 	const victim = "member3"
 	others := []string{"member1", "member2"}
@@ -118,6 +119,13 @@ func TestMemberStoppedAndRestarted(t *testing.T) {
 	waitClusterReady(t, victim, metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady)
 	waitConfigMapIn(t, []string{victim}, before, "2")
 	waitConfigMapIn(t, others, during, "1")
+
+	// The member informers watch the member again: an object deleted there
+	// behind the control plane's back is noticed and applied again.
+	if err := member(t, victim).Client.Delete(t.Context(), before.DeepCopy()); err != nil {
+		t.Fatalf("deleting %s from %s: %v", before.Name, victim, err)
+	}
+	waitConfigMapIn(t, []string{victim}, before, "2")
 	checkControllerManagerAlive(t)
 }
 
