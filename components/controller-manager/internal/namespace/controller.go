@@ -261,7 +261,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := decide(req.Name, ns, r.SkippedNamespaces)
+	var obj metav1.Object
+	if ns != nil {
+		// A nil *PartialObjectMetadata would be a non-nil metav1.Object.
+		obj = ns
+	}
+	p := decide(req.Name, obj, r.SkippedNamespaces)
 	var targets []*clusterv1alpha1.Cluster
 	if p.propagate {
 		var clusters clusterv1alpha1.ClusterList

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -414,7 +413,8 @@ func TestClaimedNamespaceIsHandedOver(t *testing.T) {
 }
 
 // Works left by an earlier run are judged again: those of a namespace that
-// now matches the skip list, or of a cluster that is gone, are deleted.
+// now matches the skip list or no longer exists, or of a cluster that is
+// gone, are deleted.
 func TestEarlierWorksThatAreNotWantedAreDeleted(t *testing.T) {
 	f := fed.Get(t)
 	scheme := controllertest.Scheme(t)
@@ -439,21 +439,26 @@ func TestEarlierWorksThatAreNotWantedAreDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
-		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, controllertest.Eventually, true, func(ctx context.Context) (bool, error) {
-			// The execution namespace may still be on its way.
-			err := c.Create(ctx, w)
-			return err == nil || apierrors.IsAlreadyExists(err), nil
-		})
-		if err != nil {
+		if err := c.Create(ctx, w); err != nil {
 			t.Fatalf("creating Work %s/%s: %v", w.Namespace, w.Name, err)
 		}
 	}
 	member := f.MemberNames()[0]
+	// The cluster controller makes it when it first runs, maybe not yet.
+	space := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   names.ExecutionSpace(member),
+		Labels: map[string]string{workv1alpha1.KarmadaSystemLabel: workv1alpha1.KarmadaSystemLabelValue},
+	}}
+	if err := c.Create(ctx, space); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	earlier(member, "legacy-app")
 	earlier("ghost", "kept-app")
+	earlier(member, "never-was")
 
 	e := start(t, `^legacy-.*$`)
 	e.work(t, member, "legacy-app", "deleted", workGone)
+	e.work(t, member, "never-was", "deleted", workGone)
 	e.work(t, "ghost", "kept-app", "deleted", workGone)
 	e.work(t, member, "kept-app", "written", ours)
 	inMember(t, f.Members[0], "legacy-app", "absent", goneOrGoing)
