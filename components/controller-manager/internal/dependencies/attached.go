@@ -255,6 +255,18 @@ func detach(rb *workv1alpha2.ResourceBinding, namespace, name string, remaining 
 	return changed, false
 }
 
+// attachedTo tells whether rb is attached to the dependent binding
+// namespace/name with permanent id (empty when unknown): listed in its
+// requiredBy, or labelled with its id.
+func attachedTo(rb *workv1alpha2.ResourceBinding, namespace, name, id string) bool {
+	if id != "" && rb.Labels[DependedByLabel(namespace, name)] == id {
+		return true
+	}
+	return slices.ContainsFunc(rb.Spec.RequiredBy, func(s workv1alpha2.BindingSnapshot) bool {
+		return s.Namespace == namespace && s.Name == name
+	})
+}
+
 func hasKey(m map[string]string, key string) bool {
 	_, ok := m[key]
 	return ok

@@ -416,3 +416,32 @@ func refsOf(t *testing.T, refs ...map[string]any) []configv1alpha1.DependentObje
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestAttachedTo(t *testing.T) {
+	tests := []struct {
+		name string
+		rb   *workv1alpha2.ResourceBinding
+		id   string
+		want bool
+	}{
+		{name: "listed and labelled", rb: attachedBy(snap("team", "web-deployment", "m1")), id: "id-web-deployment", want: true},
+		{name: "listed, id unknown", rb: attachedBy(snap("team", "web-deployment", "m1")), want: true},
+		{name: "labelled only", rb: func() *workv1alpha2.ResourceBinding {
+			rb := attachedBy(snap("team", "api-deployment"))
+			rb.Labels[DependedByLabel("team", "web-deployment")] = "id-web-deployment"
+			return rb
+		}(), id: "id-web-deployment", want: true},
+		{name: "another dependent's binding under a colliding key", rb: func() *workv1alpha2.ResourceBinding {
+			rb := attachedBy(snap("team", "api-deployment"))
+			rb.Labels[DependedByLabel("team", "web-deployment")] = "id-api-deployment"
+			return rb
+		}(), id: "id-web-deployment", want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := attachedTo(tt.rb, "team", "web-deployment", tt.id); got != tt.want {
+				t.Errorf("attachedTo = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

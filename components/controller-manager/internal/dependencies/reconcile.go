@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -289,19 +290,24 @@ func (r *Reconciler) resolve(ctx context.Context, refs []configv1alpha1.Dependen
 	return out, nil
 }
 
-// attachedOf lists the attached bindings of the dependent namespace/name.
-func (r *Reconciler) attachedOf(ctx context.Context, namespace, name string) ([]workv1alpha2.ResourceBinding, error) {
+// attachedOf lists the attached bindings of the dependent namespace/name
+// with permanent id (empty when unknown).
+func (r *Reconciler) attachedOf(ctx context.Context, namespace, name, id string) ([]workv1alpha2.ResourceBinding, error) {
 	var list workv1alpha2.ResourceBindingList
 	if err := r.Client.List(ctx, &list, client.MatchingFields{DependedByIndex: DependedByLabel(namespace, name)}); err != nil {
 		return nil, fmt.Errorf("listing attached bindings: %w", err)
 	}
-	return list.Items, nil
+	// A label key shared through a hash collision does not make another
+	// dependent's binding ours.
+	return slices.DeleteFunc(list.Items, func(rb workv1alpha2.ResourceBinding) bool {
+		return !attachedTo(&rb, namespace, name, id)
+	}), nil
 }
 
 // syncAttached attaches d to the binding of every dependency in deps and
 // detaches it from the bindings of the others.
 func (r *Reconciler) syncAttached(ctx context.Context, d dependent, deps []dependency, s *syncState) {
-	existing, err := r.attachedOf(ctx, d.namespace, d.name)
+	existing, err := r.attachedOf(ctx, d.namespace, d.name, d.id)
 	if err != nil {
 		s.failures = append(s.failures, err)
 		return
@@ -436,7 +442,11 @@ func (r *Reconciler) settingsOf(ctx context.Context, requiredBy []workv1alpha2.B
 // (propagateDeps off) and the finalizer.
 func (r *Reconciler) release(ctx context.Context, namespace, name string, rb *workv1alpha2.ResourceBinding) (ctrl.Result, error) {
 	s := &syncState{}
-	existing, err := r.attachedOf(ctx, namespace, name)
+	id := ""
+	if rb != nil {
+		id = rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel]
+	}
+	existing, err := r.attachedOf(ctx, namespace, name, id)
 	if err != nil {
 		s.failures = append(s.failures, err)
 	}
