@@ -292,3 +292,51 @@ func TestPolicyClaimingADependencyKeepsRequiredBy(t *testing.T) {
 		t.Errorf("the claimed binding was released: deletion %v, placement %v", got.DeletionTimestamp, got.Spec.Placement)
 	}
 }
+
+// TestLabelSelectedDependencies: dependencies named by a label selector
+// follow the selection as ConfigMaps appear and change their labels.
+func TestLabelSelectedDependencies(t *testing.T) {
+	ns := namespace(t, "selector")
+	labelled := func(name, app string) *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": app}}}
+		create(t, cm)
+		return cm
+	}
+	a := labelled("a", "web")
+	labelled("b", "other")
+	rb := dependentBinding(t, deployment(t, ns, "web", podUsing("", "", ""), selectorAnnotation, "app=web"), targets("member1"))
+	waitBinding(t, ns, "a-configmap", "is required by the Deployment", func(b *workv1alpha2.ResourceBinding) bool {
+		return requiredBy(b, snapshot(ns, rb.Name, "member1"))
+	})
+	// The same sync that attached a saw b.
+	if got, err := getBinding(t.Context(), ns, "b-configmap"); err != nil || got != nil {
+		t.Errorf("an unselected ConfigMap was attached: %v (err %v)", got, err)
+	}
+
+	labelled("c", "web")
+	waitBinding(t, ns, "c-configmap", "is required by the Deployment", func(b *workv1alpha2.ResourceBinding) bool {
+		return requiredBy(b, snapshot(ns, rb.Name, "member1"))
+	})
+
+	a.Labels["app"] = "other"
+	if err := apiClient.Update(t.Context(), a); err != nil {
+		t.Fatal(err)
+	}
+	waitBindingGone(t, ns, "a-configmap")
+}
+
+// TestInvalidDependencies: an interpreter answer naming no kind is reported
+// on the template and changes nothing.
+func TestInvalidDependencies(t *testing.T) {
+	ns := namespace(t, "invalid")
+	d := deployment(t, ns, "web", podUsing("", "", ""), invalidAnnotation, "")
+	rb := dependentBinding(t, d, targets("member1"))
+	waitEvent(t, ns, d.Name, flotillaevents.ReasonGetDependenciesFailed)
+	got, err := getBinding(t.Context(), ns, rb.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := got.Annotations[workv1alpha2.BindingDependenciesAnnotationKey]; ok {
+		t.Errorf("dependencies recorded from an invalid answer: %s", v)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -141,7 +142,7 @@ func startControllers(cfg *rest.Config, scheme *runtime.Scheme) (stop func() err
 	if err := (&dependencies.Reconciler{
 		Client:      mgr.GetClient(),
 		Templates:   templates,
-		Interpreter: interp,
+		Interpreter: testInterpreter{interp},
 		Recorder:    mgr.GetEventRecorder(dependencies.ControllerName),
 	}).SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -166,6 +167,35 @@ func startControllers(cfg *rest.Config, scheme *runtime.Scheme) (stop func() err
 		vm.Close()
 		return err
 	}, nil
+}
+
+// Annotations of test Deployments that make testInterpreter answer
+// GetDependencies as a user's customization could.
+const (
+	// selectorAnnotation: the ConfigMaps of the Deployment's namespace
+	// selected by the value, a label selector.
+	selectorAnnotation = "test.flotilla.io/configmaps-selected-by"
+	// invalidAnnotation: a dependency without a kind.
+	invalidAnnotation = "test.flotilla.io/invalid-dependency"
+)
+
+// testInterpreter is the static chain, with label selectors and invalid
+// answers on demand.
+type testInterpreter struct{ interpreter.Interpreter }
+
+func (i testInterpreter) GetDependencies(ctx context.Context, obj *unstructured.Unstructured) ([]configv1alpha1.DependentObjectReference, error) {
+	a := obj.GetAnnotations()
+	if v, ok := a[selectorAnnotation]; ok {
+		sel, err := metav1.ParseToLabelSelector(v)
+		if err != nil {
+			return nil, err
+		}
+		return []configv1alpha1.DependentObjectReference{{APIVersion: "v1", Kind: "ConfigMap", Namespace: obj.GetNamespace(), LabelSelector: sel}}, nil
+	}
+	if _, ok := a[invalidAnnotation]; ok {
+		return []configv1alpha1.DependentObjectReference{{APIVersion: "v1", Name: "cfg"}}, nil
+	}
+	return i.Interpreter.GetDependencies(ctx, obj)
 }
 
 // testLogger is quiet unless FLOTILLA_TEST_LOG gives a verbosity. It
@@ -234,16 +264,19 @@ func podUsing(configMap, secret, serviceAccount string) corev1.PodSpec {
 	return spec
 }
 
-func deployment(t *testing.T, ns, name string, pod corev1.PodSpec) *appsv1.Deployment {
+func deployment(t *testing.T, ns, name string, pod corev1.PodSpec, annotations ...string) *appsv1.Deployment {
 	t.Helper()
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 		},
+	}
+	for i := 0; i+1 < len(annotations); i += 2 {
+		d.Annotations[annotations[i]] = annotations[i+1]
 	}
 	create(t, d)
 	return d
