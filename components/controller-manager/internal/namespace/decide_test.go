@@ -176,7 +176,10 @@ func TestUnwanted(t *testing.T) {
 		},
 	}
 	namespaces := func(ws []*workv1alpha1.Work) []string {
-		var out []string
+		if len(ws) == 0 {
+			return nil
+		}
+		out := make([]string, 0, len(ws))
 		for _, w := range ws {
 			out = append(out, w.Namespace)
 		}

@@ -58,7 +58,7 @@ func start(t *testing.T, skipped ...string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var skip []*regexp.Regexp
+	skip := make([]*regexp.Regexp, 0, len(skipped))
 	for _, s := range skipped {
 		skip = append(skip, regexp.MustCompile(s))
 	}
@@ -164,19 +164,19 @@ func goneOrGoing(ns *corev1.Namespace) bool {
 	return ns == nil || !ns.DeletionTimestamp.IsZero()
 }
 
-// workKey is the key of namespace ns's Work for cluster.
-func workKey(cluster, ns string) client.ObjectKey {
-	return client.ObjectKey{Namespace: names.ExecutionSpace(cluster), Name: names.Work("", ns, "Namespace")}
+// workKey is the key of namespace ns's Work for the cluster.
+func workKey(clusterName, ns string) client.ObjectKey {
+	return client.ObjectKey{Namespace: names.ExecutionSpace(clusterName), Name: names.Work("", ns, "Namespace")}
 }
 
-// work waits until namespace ns's Work for cluster satisfies cond; a
+// work waits until namespace ns's Work for the cluster satisfies cond; a
 // missing Work is passed as nil.
-func (e *env) work(t *testing.T, cluster, ns, what string, cond func(*workv1alpha1.Work) bool) *workv1alpha1.Work {
+func (e *env) work(t *testing.T, clusterName, ns, what string, cond func(*workv1alpha1.Work) bool) *workv1alpha1.Work {
 	t.Helper()
 	var got *workv1alpha1.Work
-	controllertest.WaitFor(t, "Work of "+ns+" for "+cluster+" "+what, func(ctx context.Context) (bool, error) {
+	controllertest.WaitFor(t, "Work of "+ns+" for "+clusterName+" "+what, func(ctx context.Context) (bool, error) {
 		w := &workv1alpha1.Work{}
-		err := e.cp.Get(ctx, workKey(cluster, ns), w)
+		err := e.cp.Get(ctx, workKey(clusterName, ns), w)
 		if apierrors.IsNotFound(err) {
 			got = nil
 			return cond(nil), nil
@@ -426,9 +426,9 @@ func TestEarlierWorksThatAreNotWantedAreDeleted(t *testing.T) {
 	createNamespace(t, c, "legacy-app", nil, nil)
 	createNamespace(t, c, "kept-app", nil, nil)
 	createNamespace(t, c, names.ExecutionSpace("ghost"), nil, nil)
-	earlier := func(cluster, ns string) {
+	earlier := func(clusterName, ns string) {
 		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{
-			Namespace: names.ExecutionSpace(cluster), Name: names.Work("", ns, "Namespace"),
+			Namespace: names.ExecutionSpace(clusterName), Name: names.Work("", ns, "Namespace"),
 			Labels: map[string]string{namespace.ManagedByLabel: namespace.ControllerName},
 		}}
 		raw, err := json.Marshal(&corev1.Namespace{
