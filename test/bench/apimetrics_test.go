@@ -24,8 +24,9 @@ func (k requestKey) String() string {
 	return s
 }
 
-// writeCounts counts the control plane's successful and failed writes by
-// verb, resource and subresource, from apiserver_request_total.
+// writeCounts counts the control plane's requests (successful or not) by
+// verb, resource and subresource, from apiserver_request_total; watches
+// aside.
 type writeCounts map[requestKey]float64
 
 var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true, "APPLY": true}
@@ -39,8 +40,8 @@ func scrapeWrites(ctx context.Context, kube kubernetes.Interface) (writeCounts, 
 	return parseWrites(string(body)), nil
 }
 
-// parseWrites sums apiserver_request_total over status codes, keeping the
-// write verbs.
+// parseWrites sums apiserver_request_total over status codes, leaving out
+// watches.
 func parseWrites(text string) writeCounts {
 	counts := writeCounts{}
 	for line := range strings.SplitSeq(text, "\n") {
@@ -53,7 +54,7 @@ func parseWrites(text string) writeCounts {
 			continue
 		}
 		labels := parseLabels(rest[:end])
-		if !writeVerbs[labels["verb"]] {
+		if labels["verb"] == "WATCH" {
 			continue
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
@@ -92,8 +93,10 @@ func (w writeCounts) minus(before writeCounts) writeCounts {
 // total is the number of writes.
 func (w writeCounts) total() float64 {
 	var n float64
-	for _, v := range w {
-		n += v
+	for k, v := range w {
+		if writeVerbs[k.verb] {
+			n += v
+		}
 	}
 	return n
 }

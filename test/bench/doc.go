@@ -18,6 +18,6 @@
 //
 //	go test ./test/bench ... -args -bench.cm-args='--kube-api-qps=400 --kube-api-burst=800'
 //
-// Without -bench only TestPropagation runs: 20 templates each way, checked
-// to arrive, so the harness stays tested in CI.
+// Without -bench only TestPropagation runs: 20 templates divided over the
+// members, checked to arrive, so the harness stays tested in CI.
 package bench

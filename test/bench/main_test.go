@@ -31,6 +31,8 @@ import (
 var (
 	cmArgs    = flag.String("bench.cm-args", "", "Extra flags for the controller-manager, space-separated.")
 	schedArgs = flag.String("bench.sched-args", "", "Extra flags for the scheduler, space-separated.")
+	sizes     = flag.String("bench.sizes", "1000,5000", "Template counts of BenchmarkPropagation's cases, comma-separated.")
+	keep      = flag.Bool("bench.keep", false, "Keep the work directory (logs, kubeconfig) even when everything passes.")
 )
 
 // env is what every scenario runs on: the federation, clients of its
@@ -61,6 +63,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{Verbosity: 0})
+	log.SetLogger(logger)
 	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), logger))
 	defer cancel()
 
@@ -81,7 +84,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "stopping: %v\n", err)
 		code = 1
 	}
-	if code == 0 {
+	if code == 0 && !*keep {
 		_ = os.RemoveAll(workDir)
 	} else {
 		fmt.Fprintf(os.Stderr, "benchmark federation kept in %s\n", workDir)
