@@ -10,12 +10,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -76,7 +80,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	code := m.Run()
+	// A binding scheduled while a member still carries the not-ready taint
+	// of its first moments stays off that member.
+	code := 1
+	if err := waitFederationHealthy(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
 	for _, c := range []*component{controllerManager, scheduler} {
 		if err := c.stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", c.name, err)
@@ -157,7 +168,11 @@ func (c *component) start() error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if ctx.Err() == nil {
-			c.crashes = append(c.crashes, fmt.Errorf("%s returned while running: %v", c.name, err))
+			crash := fmt.Errorf("%s returned while running", c.name)
+			if err != nil {
+				crash = fmt.Errorf("%s returned while running: %w", c.name, err)
+			}
+			c.crashes = append(c.crashes, crash)
 		}
 		c.runErr = err
 		close(done)
@@ -194,4 +209,46 @@ func (c *component) exited() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return errors.Join(c.crashes...)
+}
+
+// waitFederationHealthy waits until every member's Cluster is Ready=True with
+// neither the not-ready nor the unreachable taint.
+func waitFederationHealthy(ctx context.Context) error {
+	for _, m := range fed.MemberNames() {
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			ok, err := clusterIs(ctx, &clusterv1alpha1.Cluster{}, m, metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, nil)
+			last = err
+			return ok, nil
+		})
+		if err != nil && last != nil {
+			return fmt.Errorf("waiting for the Cluster %s to be Ready and untainted: %w (last error: %w)", m, err, last)
+		}
+		if err != nil {
+			return fmt.Errorf("waiting for the Cluster %s to be Ready and untainted: %w", m, err)
+		}
+	}
+	return nil
+}
+
+// clusterIs reads the Cluster into got and reports whether its Ready
+// condition and health taints are as given.
+func clusterIs(ctx context.Context, got *clusterv1alpha1.Cluster, name string, status metav1.ConditionStatus, reason string, taints []string) (bool, error) {
+	if err := cp.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {
+		return false, err
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	return cond != nil && cond.Status == status && cond.Reason == reason && slices.Equal(healthTaints(got), taints), nil
+}
+
+// healthTaints are the Cluster's not-ready and unreachable taints, as
+// key:effect.
+func healthTaints(c *clusterv1alpha1.Cluster) []string {
+	var out []string
+	for _, t := range c.Spec.Taints {
+		if t.Key == clusterv1alpha1.TaintClusterNotReady || t.Key == clusterv1alpha1.TaintClusterUnreachable {
+			out = append(out, t.Key+":"+string(t.Effect))
+		}
+	}
+	return out
 }
