@@ -33,9 +33,10 @@ func web(cs ...string) dependent {
 	return dependent{namespace: "team", name: "web-deployment", id: "id-web-deployment", clusters: clusters(cs...)}
 }
 
-func configMap(name string) dependency {
+// cfg is the ConfigMap team/cfg as a dependency.
+func cfg() dependency {
 	return dependency{ref: workv1alpha2.ObjectReference{
-		APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: name, UID: types.UID("uid-" + name), ResourceVersion: "7",
+		APIVersion: "v1", Kind: "ConfigMap", Namespace: "team", Name: "cfg", UID: types.UID("uid-cfg"), ResourceVersion: "7",
 	}}
 }
 
@@ -181,7 +182,7 @@ func TestResolve(t *testing.T) {
 func TestNewAttached(t *testing.T) {
 	d := web("m1", "m2")
 	d.settings = settings{overwrite: true}
-	got := newAttached(d, configMap("cfg"), "id-cfg")
+	got := newAttached(d, cfg(), "id-cfg")
 	want := &workv1alpha2.ResourceBinding{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "team",
@@ -198,7 +199,7 @@ func TestNewAttached(t *testing.T) {
 			Finalizers: []string{workv1alpha2.BindingControllerFinalizer},
 		},
 		Spec: workv1alpha2.ResourceBindingSpec{
-			Resource:           configMap("cfg").ref,
+			Resource:           cfg().ref,
 			RequiredBy:         []workv1alpha2.BindingSnapshot{snap("team", "web-deployment", "m1", "m2")},
 			ConflictResolution: policyv1alpha1.ConflictOverwrite,
 		},
@@ -214,7 +215,7 @@ func TestNewAttached(t *testing.T) {
 // attachedBy is an attached binding the distributor made for cfg, required
 // by the given snapshots.
 func attachedBy(requiredBy ...workv1alpha2.BindingSnapshot) *workv1alpha2.ResourceBinding {
-	rb := newAttached(web(), configMap("cfg"), "id-cfg")
+	rb := newAttached(web(), cfg(), "id-cfg")
 	rb.Spec.RequiredBy = requiredBy
 	for _, s := range requiredBy {
 		rb.Labels[DependedByLabel(s.Namespace, s.Name)] = "id-" + s.Name
@@ -235,7 +236,7 @@ func claimed(rb *workv1alpha2.ResourceBinding) *workv1alpha2.ResourceBinding {
 }
 
 func TestAttach(t *testing.T) {
-	newer := configMap("cfg")
+	newer := cfg()
 	newer.ref.ResourceVersion = "8"
 	tests := []struct {
 		name          string
@@ -249,18 +250,18 @@ func TestAttach(t *testing.T) {
 	}{{
 		name: "up to date",
 		rb:   attachedBy(snap("team", "web-deployment", "m1")),
-		d:    web("m1"), dep: configMap("cfg"),
+		d:    web("m1"), dep: cfg(),
 		want: attachedBy(snap("team", "web-deployment", "m1")),
 	}, {
 		name: "schedule changed",
 		rb:   attachedBy(snap("team", "web-deployment", "m1")),
-		d:    web("m3"), dep: configMap("cfg"),
+		d:    web("m3"), dep: cfg(),
 		want:        attachedBy(snap("team", "web-deployment", "m3")),
 		wantChanged: true,
 	}, {
 		name: "second dependent",
 		rb:   attachedBy(snap("team", "api-deployment", "m2")),
-		d:    web("m1"), dep: configMap("cfg"),
+		d:    web("m1"), dep: cfg(),
 		want: func() *workv1alpha2.ResourceBinding {
 			rb := attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1"))
 			return rb
@@ -281,7 +282,7 @@ func TestAttach(t *testing.T) {
 		name: "settings resolved over dependents, with a conflict",
 		rb:   attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1")),
 		d:    dependent{namespace: "team", name: "web-deployment", id: "id-web-deployment", clusters: clusters("m1"), settings: settings{overwrite: true}},
-		dep:  configMap("cfg"), others: []settings{{}},
+		dep:  cfg(), others: []settings{{}},
 		want: func() *workv1alpha2.ResourceBinding {
 			rb := attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1"))
 			rb.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite

@@ -81,10 +81,10 @@ func TestAttachedBindingsFollowTheSchedule(t *testing.T) {
 	// dependent is.
 	for _, c := range []string{"member1", "member2"} {
 		waitFor(t, "the ConfigMap's Work in "+c, func(ctx context.Context) (bool, error) {
-			return workExists(ctx, c, ns, "cfg", "ConfigMap")
+			return cfgWorkExists(ctx, c, ns)
 		})
 	}
-	if ok, err := workExists(t.Context(), "member3", ns, "cfg", "ConfigMap"); err != nil || ok {
+	if ok, err := cfgWorkExists(t.Context(), "member3", ns); err != nil || ok {
 		t.Errorf("the ConfigMap has a Work in member3 (err %v)", err)
 	}
 
@@ -95,11 +95,11 @@ func TestAttachedBindingsFollowTheSchedule(t *testing.T) {
 		})
 	}
 	waitFor(t, "the ConfigMap's Work moves to member3", func(ctx context.Context) (bool, error) {
-		in3, err := workExists(ctx, "member3", ns, "cfg", "ConfigMap")
+		in3, err := cfgWorkExists(ctx, "member3", ns)
 		if err != nil {
 			return false, err
 		}
-		in1, err := workExists(ctx, "member1", ns, "cfg", "ConfigMap")
+		in1, err := cfgWorkExists(ctx, "member1", ns)
 		return in3 && !in1, err
 	})
 
@@ -190,11 +190,11 @@ func TestOwnBindingGetsRequiredByOnly(t *testing.T) {
 	}
 	waitEvent(t, ns, own.Name, flotillaevents.ReasonDependencyPolicyConflict)
 	waitFor(t, "the ConfigMap's Work in member1 and member3", func(ctx context.Context) (bool, error) {
-		in1, err := workExists(ctx, "member1", ns, "cfg", "ConfigMap")
+		in1, err := cfgWorkExists(ctx, "member1", ns)
 		if err != nil {
 			return false, err
 		}
-		in3, err := workExists(ctx, "member3", ns, "cfg", "ConfigMap")
+		in3, err := cfgWorkExists(ctx, "member3", ns)
 		return in1 && in3, err
 	})
 

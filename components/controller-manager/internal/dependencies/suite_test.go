@@ -292,7 +292,7 @@ func targets(clusters ...string) []workv1alpha2.TargetCluster {
 
 // dependentBinding creates the binding of a Deployment with propagateDeps,
 // scheduled to clusters, as the detector and the scheduler would.
-func dependentBinding(t *testing.T, d *appsv1.Deployment, clusters []workv1alpha2.TargetCluster, mutate ...func(*workv1alpha2.ResourceBinding)) *workv1alpha2.ResourceBinding {
+func dependentBinding(t *testing.T, d *appsv1.Deployment, clusters []workv1alpha2.TargetCluster) *workv1alpha2.ResourceBinding {
 	t.Helper()
 	rb := &workv1alpha2.ResourceBinding{
 		ObjectMeta: metav1.ObjectMeta{
@@ -310,9 +310,6 @@ func dependentBinding(t *testing.T, d *appsv1.Deployment, clusters []workv1alpha
 			Placement:     &policyv1alpha1.Placement{},
 			Clusters:      clusters,
 		},
-	}
-	for _, m := range mutate {
-		m(rb)
 	}
 	create(t, rb)
 	return rb
@@ -385,11 +382,11 @@ func waitEvent(t *testing.T, ns, name, reason string) {
 	})
 }
 
-// workExists tells whether the Work of the template in cluster exists and
-// is not being deleted.
-func workExists(ctx context.Context, cluster, ns, name, kind string) (bool, error) {
+// cfgWorkExists tells whether the Work of the ConfigMap ns/cfg in cluster
+// exists and is not being deleted.
+func cfgWorkExists(ctx context.Context, cluster, ns string) (bool, error) {
 	w := &workv1alpha1.Work{}
-	err := apiClient.Get(ctx, client.ObjectKey{Namespace: names.ExecutionSpace(cluster), Name: names.Work(ns, name, kind)}, w)
+	err := apiClient.Get(ctx, client.ObjectKey{Namespace: names.ExecutionSpace(cluster), Name: names.Work(ns, "cfg", "ConfigMap")}, w)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
