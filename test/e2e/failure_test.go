@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -61,10 +62,14 @@ func TestMemberStoppedAndRestarted(t *testing.T) {
 	create(t, before)
 	waitConfigMapIn(t, fed.MemberNames(), before, "1")
 
+	stopping := time.Now()
 	if err := fed.StopMember(t.Context(), victim); err != nil {
 		t.Fatalf("stopping %s: %v", victim, err)
 	}
+	stopped := time.Now()
 	cluster := waitClusterReady(t, victim, metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable, notReadyTaint)
+	t.Logf("%s stopped in %s; not ready and tainted %s after the stop began", victim,
+		stopped.Sub(stopping).Round(100*time.Millisecond), time.Since(stopping).Round(100*time.Millisecond))
 	if cond := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond.Message != "cluster is not reachable" {
 		t.Errorf("Ready message of %s = %q, want %q", victim, cond.Message, "cluster is not reachable")
 	}
@@ -116,11 +121,15 @@ func TestMemberStoppedAndRestarted(t *testing.T) {
 	})
 	checkControllerManagerAlive(t)
 
+	restarting := time.Now()
 	if err := fed.StartMember(t.Context(), victim); err != nil {
 		t.Fatalf("starting %s again: %v", victim, err)
 	}
+	started := time.Now()
 	waitClusterReady(t, victim, metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady)
 	waitConfigMapIn(t, []string{victim}, before, "2")
+	t.Logf("%s started again in %s; Ready, untainted and in sync %s later", victim,
+		started.Sub(restarting).Round(100*time.Millisecond), time.Since(started).Round(100*time.Millisecond))
 	waitConfigMapIn(t, others, during, "1")
 
 	// The member informers watch the member again: an object deleted there
@@ -193,6 +202,7 @@ func TestControllerManagerRestart(t *testing.T) {
 	if err := controllerManager.start(); err != nil {
 		t.Fatal(err)
 	}
+	restarted := time.Now()
 	want := slices.Sorted(maps.Keys(rev))
 	for _, m := range fed.MemberNames() {
 		eventually(t, "the batch in "+m+" as the templates are", func(ctx context.Context) (bool, error) {
@@ -227,6 +237,7 @@ func TestControllerManagerRestart(t *testing.T) {
 		slices.Sort(got)
 		return slices.Equal(got, want), nil
 	})
+	t.Logf("%d templates in sync in %d members %s after the controller-manager restarted", len(want), len(fed.Members), time.Since(restarted).Round(100*time.Millisecond))
 	checkControllerManagerAlive(t)
 }
 
