@@ -17,11 +17,13 @@
 // Reconciling is level-based: the Works a namespace should have are
 // recomputed from it and the Clusters, and this controller's Works of it
 // (labelled ManagedByLabel) that are not wanted any more are deleted: the
-// namespace went, opted out, matches the skip list, or its cluster went.
-// Works of a namespace a policy claimed are released instead: the binding
-// writes Works of the same names and takes them over in place. Each Work is
-// owned by its namespace, so the garbage collector removes it too should
-// the namespace go while this controller is down.
+// namespace is gone, opted out, matches the skip list, or its cluster went.
+// A namespace being deleted keeps its Works until it is gone, as in
+// Karmada, so that the member namespace outlives the Works of the templates
+// it held. Works of a namespace a policy claimed are released instead: the
+// binding writes Works of the same names and takes them over in place. Each
+// Work is owned by its namespace, so the garbage collector removes it too
+// should the namespace go while this controller is down.
 package namespace
 
 import (
@@ -267,6 +269,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		obj = ns
 	}
 	p := decide(req.Name, obj, r.SkippedNamespaces)
+	if p.hold {
+		return ctrl.Result{}, nil
+	}
 	var targets []*clusterv1alpha1.Cluster
 	if p.propagate {
 		var clusters clusterv1alpha1.ClusterList

@@ -63,14 +63,22 @@ type plan struct {
 	// member namespaces, and everything in them, survive the change of
 	// owner instead of being deleted and made again.
 	handOver bool
+	// hold: the Works stay as they are. A namespace being deleted keeps
+	// them until it is gone, as in Karmada: by then the templates in it,
+	// their bindings and so their Works are gone or going, so the member
+	// namespace is not deleted under Works that would put objects back in
+	// it.
+	hold bool
 }
 
 // decide plans for the namespace called name; ns is nil when it does not
 // exist.
 func decide(name string, ns metav1.Object, skipped []*regexp.Regexp) plan {
 	switch {
-	case ns == nil || ns.GetDeletionTimestamp() != nil:
+	case ns == nil:
 		return plan{}
+	case ns.GetDeletionTimestamp() != nil:
+		return plan{hold: true}
 	case !propagatable(name, skipped), optedOut(ns.GetLabels()):
 		return plan{}
 	case claimedByPolicy(ns.GetLabels()):

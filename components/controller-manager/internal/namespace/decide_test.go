@@ -70,7 +70,7 @@ func TestDecide(t *testing.T) {
 		want plan
 	}{
 		{"gone", nil, plan{}},
-		{"being deleted", deleting, plan{}},
+		{"being deleted", deleting, plan{hold: true}},
 		{"propagated", ns("team-a", map[string]string{"team": "a"}, nil), plan{propagate: true}},
 		{"reserved", ns("kube-flotilla", nil, nil), plan{}},
 		{"default", ns("default", nil, nil), plan{}},
