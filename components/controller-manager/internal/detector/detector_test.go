@@ -103,6 +103,27 @@ func TestDeploymentGetsAResourceBinding(t *testing.T) {
 	if _, known := testDetector.Template(schema.GroupVersionKind{Group: "unknown.io", Version: "v1", Kind: "Thing"}, ns, "x"); known {
 		t.Error("Template of an unwatched kind is known")
 	}
+	// The same through Get, as binding.TemplateReader reads it: a copy.
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	if err := testDetector.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, got); err != nil || got.GetResourceVersion() != dep.ResourceVersion {
+		t.Errorf("Get web: resourceVersion %q, error %v; want %q", got.GetResourceVersion(), err, dep.ResourceVersion)
+	}
+	got.SetLabels(nil)
+	if cached, _ := testDetector.Template(appsv1.SchemeGroupVersion.WithKind("Deployment"), ns, "web"); len(cached.GetLabels()) == 0 {
+		t.Error("changing what Get returned changed the cache")
+	}
+	if err := testDetector.Get(ctx, client.ObjectKey{Namespace: ns, Name: "absent"}, got); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of an absent Deployment: %v, want NotFound", err)
+	}
+	unwatched := &unstructured.Unstructured{}
+	unwatched.SetGroupVersionKind(schema.GroupVersionKind{Group: "unknown.io", Version: "v1", Kind: "Thing"})
+	if err := testDetector.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x"}, unwatched); err == nil || apierrors.IsNotFound(err) {
+		t.Errorf("Get of an unwatched kind: %v, want a failure other than NotFound", err)
+	}
+	if err := testDetector.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &appsv1.Deployment{}); err == nil {
+		t.Error("Get into a typed object succeeded")
+	}
 
 	// A binding that says everything already is not written again.
 	if err := resync(t, deploymentKey(dep)); err != nil {

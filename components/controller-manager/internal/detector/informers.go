@@ -2,13 +2,17 @@ package detector
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 )
@@ -225,4 +229,32 @@ func (d *Detector) Template(gvk schema.GroupVersionKind, namespace, name string)
 	}
 	u, ok := item.(*unstructured.Unstructured)
 	return u, ok
+}
+
+// errNotCached: the detector does not watch the kind, or has not listed it
+// yet; the caller reads the API server instead.
+var errNotCached = errors.New("template kind not in the detector's caches")
+
+// Get reads a resource template from the detector's caches into obj, an
+// *unstructured.Unstructured naming the template's apiVersion and kind: the
+// binding and binding-status controllers read templates through it
+// (binding.TemplateReader's Cache) instead of asking the API server on
+// every reconcile. A kind the detector does not watch yet fails with
+// errNotCached, an absent template with NotFound. obj gets a copy, without
+// managed fields.
+func (d *Detector) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("detector caches hold unstructured templates, not %T", obj)
+	}
+	gvk := u.GroupVersionKind()
+	cached, known := d.Template(gvk, key.Namespace, key.Name)
+	switch {
+	case !known:
+		return errNotCached
+	case cached == nil:
+		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
+	}
+	cached.DeepCopyInto(u)
+	return nil
 }
