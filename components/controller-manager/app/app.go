@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -163,8 +164,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(opts.kubeAPIQPS), opts.kubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Logger:                  logger,
+		Scheme: scheme,
+		Logger: logger,
+		// No controller reads managed fields, often the biggest part of a
+		// Work or binding: the cache keeps thousands of each.
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress:  opts.probeAddr,
 		LeaderElection:          opts.leaderElect,
@@ -201,15 +205,18 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	if err != nil {
 		return fmt.Errorf("--skipped-propagating-apis: %w", err)
 	}
-	if _, err := detector.SetupWithManager(mgr, detector.Options{
+	det, err := detector.SetupWithManager(mgr, detector.Options{
 		Interpreter:       interp,
 		SkippedAPIs:       skippedAPIs,
 		SkippedNamespaces: skipped,
 		Workers:           opts.concurrentTemplateSyncs,
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("setting up the detector: %w", err)
 	}
-	templates := binding.TemplateReader{API: mgr.GetAPIReader()}
+	// Templates come from the detector's informers, which hold every
+	// template already; the API server only when those are behind.
+	templates := binding.TemplateReader{Cache: det, API: mgr.GetAPIReader()}
 	// Work status hands drifted or deleted member objects back to execution.
 	reapply := make(chan event.GenericEvent, 1024)
 

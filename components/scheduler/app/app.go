@@ -13,6 +13,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -75,8 +76,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	restConfig := rest.CopyConfig(cfg)
 	restConfig.QPS, restConfig.Burst = float32(opts.qps), opts.burst
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                 scheme,
-		Logger:                 logger,
+		Scheme: scheme,
+		Logger: logger,
+		// Nothing reads managed fields; the cache holds every binding.
+		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress: opts.probeAddr,
 		LeaderElection:         opts.leaderElect,
