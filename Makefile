@@ -53,9 +53,17 @@ test: manifests generate fmt vet k8s-binaries ## Run unit, envtest and e2e tests
 test-e2e: k8s-binaries ## Run only the end-to-end suites on a local federation.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test $(GOTEST_FLAGS) -v ./test/e2e/...
 
+# Template counts of the propagation benchmark's cases.
+BENCH_SIZES ?= 1000,5000
+
 .PHONY: bench
-bench: k8s-binaries ## Run the benchmarks.
-	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench . -benchmem $(GOTEST_FLAGS) ./...
+bench: k8s-binaries ## Run the benchmarks: Go micro-benchmarks, then propagation on a local federation.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench . -benchmem $(GOTEST_FLAGS) $$(go list ./... | grep -v /test/bench)
+	$(MAKE) bench-propagation
+
+.PHONY: bench-propagation
+bench-propagation: k8s-binaries ## Propagation benchmark: $(BENCH_SIZES) Deployments duplicated and divided over 3 members, one run each.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkPropagation -benchtime 1x -timeout 120m -v $(GOTEST_FLAGS) ./test/bench -args -bench.sizes=$(BENCH_SIZES)
 
 .PHONY: verify
 verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.

@@ -8,13 +8,16 @@
 // Run every size, one iteration each (a scenario takes seconds to minutes,
 // so b.N is 1):
 //
-//	make bench-propagation
+//	make bench-propagation                  # BENCH_SIZES=1000,5000 by default
 //	# or
 //	KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.37.2 go test ./test/bench -run '^$' \
-//	    -bench BenchmarkPropagation -benchtime 1x -timeout 60m
+//	    -bench BenchmarkPropagation -benchtime 1x -timeout 120m -v
 //
-// One case: -bench 'BenchmarkPropagation/Divided/1000'. Extra flags for the
-// components, e.g. to compare settings back to back:
+// -v shows each case's table of control-plane requests per template (the
+// benchmark log is cut to a few lines otherwise). One case:
+// -bench 'BenchmarkPropagation/Divided/1000'; other sizes: -args
+// -bench.sizes=300. Extra flags for the components, e.g. to compare settings
+// back to back:
 //
 //	go test ./test/bench ... -args -bench.cm-args='--kube-api-qps=400 --kube-api-burst=800'
 //
