@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"strings"
 	"testing"
 	"time"
@@ -250,6 +251,35 @@ func TestIntegrationUnschedulableUntilAClusterFits(t *testing.T) {
 
 	createCluster(t, fixture.Cluster("un-b"))
 	waitClusters(t, rb, []workv1alpha2.TargetCluster{T("un-b", 2)})
+}
+
+// TestIntegrationDuplicatedFollowsClusters: a Duplicated binding spreads to
+// a cluster that becomes usable after it was scheduled (its taint lifted,
+// a new cluster joining); a Divided one stays where it is.
+func TestIntegrationDuplicatedFollowsClusters(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	startScheduler(t, "it-refit", scheduler.Options{})
+	createCluster(t, fixture.Cluster("refit-a"))
+	tainted := createCluster(t, fixture.Cluster("refit-b").Taint(clusterv1alpha1.TaintClusterNotReady, "", "NoSchedule"))
+
+	dup := fixture.Binding("everywhere").Replicas(2).SchedulerName("it-refit").ClusterNames("refit-a", "refit-b", "refit-c").Obj()
+	createBinding(t, dup)
+	div := fixture.Binding("divided").Replicas(2).SchedulerName("it-refit").ClusterNames("refit-a", "refit-b", "refit-c").Weighted().Obj()
+	createBinding(t, div)
+	waitClusters(t, dup, []workv1alpha2.TargetCluster{T("refit-a", 2)})
+	waitClusters(t, div, []workv1alpha2.TargetCluster{T("refit-a", 2)})
+
+	tainted.Spec.Taints = nil
+	if err := apiClient.Update(ctx, tainted); err != nil {
+		t.Fatal(err)
+	}
+	waitClusters(t, dup, []workv1alpha2.TargetCluster{T("refit-a", 2), T("refit-b", 2)})
+	createCluster(t, fixture.Cluster("refit-c"))
+	waitClusters(t, dup, []workv1alpha2.TargetCluster{T("refit-a", 2), T("refit-b", 2), T("refit-c", 2)})
+	if got := getBinding(t, div.Namespace, div.Name); !equality.Semantic.DeepEqual(got.Spec.Clusters, []workv1alpha2.TargetCluster{T("refit-a", 2)}) {
+		t.Errorf("the divided binding moved: %+v", got.Spec.Clusters)
+	}
 }
 
 func TestIntegrationDeletedClusterReschedules(t *testing.T) {

@@ -93,6 +93,11 @@ type Scheduler struct {
 	clock     clock.PassiveClock
 	writes    *writeLog
 	stats     counters
+
+	// refits are bindings queued because the clusters changed (see
+	// Refit); a cycle of one of them writes only if its placement moves.
+	refitMu sync.Mutex
+	refits  map[queue.Key]struct{}
 }
 
 // Stats counts what the scheduler did since it was built.
@@ -157,6 +162,7 @@ func New(c client.Client, informers ctrlcache.Informers, opts Options) *Schedule
 		templates: opts.TemplateEvents,
 		clock:     opts.Clock,
 		writes:    &writeLog{stale: make(map[queue.Key][]string)},
+		refits:    map[queue.Key]struct{}{},
 	}
 }
 
@@ -244,6 +250,7 @@ func (s *Scheduler) clusterHandler(ctx context.Context) toolscache.ResourceEvent
 			if c, ok := obj.(*clusterv1alpha1.Cluster); ok {
 				s.clusters.AddOrUpdate(c)
 				s.queue.MoveAllToActive()
+				s.refitAll(ctx)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -255,6 +262,9 @@ func (s *Scheduler) clusterHandler(ctx context.Context) toolscache.ResourceEvent
 			s.clusters.AddOrUpdate(n)
 			if ClusterChangeMayHelp(o, n) {
 				s.queue.MoveAllToActive()
+			}
+			if ClusterFitMayChange(o, n) {
+				s.refitAll(ctx)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -292,6 +302,56 @@ func ClusterChangeMayHelp(o, n *clusterv1alpha1.Cluster) bool {
 		return ""
 	}
 	return complete(o) != complete(n)
+}
+
+// ClusterFitMayChange reports whether a cluster update could change which
+// clusters pass the filters: labels, spec (taints, affinity fields), API
+// enablements. Resource summaries only feed the estimators of divided
+// bindings.
+func ClusterFitMayChange(o, n *clusterv1alpha1.Cluster) bool {
+	o2, n2 := *o, *n
+	o2.Status.ResourceSummary, n2.Status.ResourceSummary = nil, nil
+	return ClusterChangeMayHelp(&o2, &n2)
+}
+
+// refitAll queues every binding of this scheduler that Refit selects. The
+// informer cache answers the lists; bindings whose placement does not move
+// cost a filter pass and no write.
+func (s *Scheduler) refitAll(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx)
+	var rbs workv1alpha2.ResourceBindingList
+	if err := s.client.List(ctx, &rbs, client.UnsafeDisableDeepCopy); err != nil {
+		log.Error(err, "Listing ResourceBindings to follow a cluster change")
+	}
+	var crbs workv1alpha2.ClusterResourceBindingList
+	if err := s.client.List(ctx, &crbs, client.UnsafeDisableDeepCopy); err != nil {
+		log.Error(err, "Listing ClusterResourceBindings to follow a cluster change")
+	}
+	var keys []Binding
+	for i := range rbs.Items {
+		keys = append(keys, Binding{Object: &rbs.Items[i], Spec: &rbs.Items[i].Spec, Status: &rbs.Items[i].Status})
+	}
+	for i := range crbs.Items {
+		keys = append(keys, Binding{Object: &crbs.Items[i], Spec: &crbs.Items[i].Spec, Status: &crbs.Items[i].Status})
+	}
+	s.refitMu.Lock()
+	defer s.refitMu.Unlock()
+	for _, b := range keys {
+		if b.SchedulerName() != s.name || !Refit(b) {
+			continue
+		}
+		s.refits[b.Key()] = struct{}{}
+		s.queue.Add(b.Key(), b.Priority())
+	}
+}
+
+// takeRefit reports whether key was queued by refitAll, and forgets it.
+func (s *Scheduler) takeRefit(key queue.Key) bool {
+	s.refitMu.Lock()
+	defer s.refitMu.Unlock()
+	_, ok := s.refits[key]
+	delete(s.refits, key)
+	return ok
 }
 
 // requeueTargeting queues our bindings that have replicas in a deleted
@@ -389,9 +449,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 		return queue.Done
 	}
 
+	refit := s.takeRefit(key)
 	trigger := Evaluate(b, s.clusters.Has)
 	switch trigger.Action {
 	case Nothing:
+		if refit && Refit(b) {
+			return s.refit(ctx, b)
+		}
 		return queue.Done
 	case ObserveGeneration:
 		old := currentStatus(b.Status)
@@ -413,6 +477,26 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 	if err != nil {
 		return s.recordFailure(ctx, b, err)
 	}
+	return s.recordSuccess(ctx, b, decision)
+}
+
+// refit places a scheduled binding again after a cluster change and writes
+// only if the clusters differ; a failure leaves it as it is (it stays
+// scheduled where it runs).
+func (s *Scheduler) refit(ctx context.Context, b Binding) queue.Outcome {
+	s.stats.attempts.Add(1)
+	decision, err := s.algorithm.Schedule(ctx, s.clusters.Snapshot(), core.Input{
+		Spec:                 b.Spec,
+		ObservedAffinityName: b.Status.SchedulerObservedAffinityName,
+	})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Binding does not fit the changed clusters; keeping its placement", "reason", err.Error())
+		return queue.Done
+	}
+	if equality.Semantic.DeepEqual(normalizeTargets(b.Spec.Clusters), normalizeTargets(decision.Clusters)) {
+		return queue.Done
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Placing binding again after a cluster change")
 	return s.recordSuccess(ctx, b, decision)
 }
 

@@ -121,6 +121,28 @@ func Evaluate(b Binding, clusterExists func(string) bool) Trigger {
 	return Trigger{Reason: "binding is scheduled"}
 }
 
+// Refit reports whether a scheduled binding should be placed again when the
+// set of clusters that fit may have grown (a cluster joined, became ready,
+// lost a taint, gained an API): as in Karmada, a Duplicated binding, or one
+// without replicas (a ConfigMap, a Role, ...), belongs on every cluster that
+// fits, so it follows cluster changes. Divided bindings keep their replicas
+// where they are: moving them is a rebalance, which only a user asks for.
+func Refit(b Binding) bool {
+	spec := b.Spec
+	if b.Object.GetDeletionTimestamp() != nil || spec.Placement == nil ||
+		(spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling) {
+		return false
+	}
+	if !meta.IsStatusConditionTrue(b.Status.Conditions, workv1alpha2.Scheduled) {
+		// Not scheduled yet, or failed: Evaluate already schedules it.
+		return false
+	}
+	if core.StrategyOf(spec.Placement) == core.Duplicated {
+		return true
+	}
+	return spec.Replicas == 0 && len(spec.Components) == 0
+}
+
 // placementApplied compares the placement with the annotation: byte
 // equality in the common case, semantic equality when another writer
 // formatted the JSON differently.

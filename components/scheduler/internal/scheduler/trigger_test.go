@@ -116,6 +116,49 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+func TestRefit(t *testing.T) {
+	tests := []struct {
+		name string
+		rb   func() *workv1alpha2.ResourceBinding
+		want bool
+	}{
+		{"scheduled duplicated", func() *workv1alpha2.ResourceBinding {
+			return scheduled(fixture.Binding("x").Replicas(3).Scheduled(fixture.T("a", 3)))
+		}, true},
+		{"scheduled without replicas, divided placement", func() *workv1alpha2.ResourceBinding {
+			return scheduled(fixture.Binding("x").Weighted().Scheduled(fixture.T("a", 0)))
+		}, true},
+		{"scheduled divided workload", func() *workv1alpha2.ResourceBinding {
+			return scheduled(fixture.Binding("x").Replicas(3).Weighted().Scheduled(fixture.T("a", 3)))
+		}, false},
+		{"divided components", func() *workv1alpha2.ResourceBinding {
+			return scheduled(fixture.Binding("x").Component("head", 1).Weighted().Scheduled(fixture.T("a", 0)))
+		}, false},
+		{"not scheduled yet", func() *workv1alpha2.ResourceBinding { return fixture.Binding("x").Replicas(3).Obj() }, false},
+		{"no placement (attached binding)", func() *workv1alpha2.ResourceBinding {
+			return scheduled(fixture.Binding("x").Placement(nil).Scheduled(fixture.T("a", 0)))
+		}, false},
+		{"scheduling suspended", func() *workv1alpha2.ResourceBinding {
+			rb := scheduled(fixture.Binding("x").Replicas(3).Scheduled(fixture.T("a", 3)))
+			rb.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
+			return rb
+		}, false},
+		{"being deleted", func() *workv1alpha2.ResourceBinding {
+			rb := scheduled(fixture.Binding("x").Replicas(3).Scheduled(fixture.T("a", 3)))
+			rb.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+			return rb
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := AsBinding(tc.rb())
+			if got := Refit(b); got != tc.want {
+				t.Errorf("Refit = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestLaterOf(t *testing.T) {
 	now := metav1.Time{Time: time.Unix(100, 0)}
 	ahead := &metav1.Time{Time: time.Unix(200, 0)}
