@@ -148,7 +148,7 @@ func TestAggregateStatus(t *testing.T) {
 			"conditions": []any{map[string]any{"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached",
 				"message": "Reached expected number of succeeded pods in every member cluster", "lastProbeTime": "2025-01-01T00:07:00Z", "lastTransitionTime": "2025-01-01T00:07:00Z"},
 				map[string]any{"type": "Complete", "status": "True", "reason": "Completed",
-				"message": "Job completed", "lastProbeTime": "2025-01-01T00:07:00Z", "lastTransitionTime": "2025-01-01T00:07:00Z"}}},
+					"message": "Job completed", "lastProbeTime": "2025-01-01T00:07:00Z", "lastTransitionTime": "2025-01-01T00:07:00Z"}}},
 	}, {
 		name: "load balancer service merges ingress, naming the cluster",
 		obj:  newObj("v1", "Service").set("LoadBalancer", "spec", "type").u(),

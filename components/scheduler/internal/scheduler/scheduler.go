@@ -327,7 +327,7 @@ func (s *Scheduler) refitAll(ctx context.Context) {
 	if err := s.client.List(ctx, &crbs, client.UnsafeDisableDeepCopy); err != nil {
 		log.Error(err, "Listing ClusterResourceBindings to follow a cluster change")
 	}
-	var keys []Binding
+	keys := make([]Binding, 0, len(rbs.Items)+len(crbs.Items))
 	for i := range rbs.Items {
 		keys = append(keys, Binding{Object: &rbs.Items[i], Spec: &rbs.Items[i].Spec, Status: &rbs.Items[i].Status})
 	}
