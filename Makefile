@@ -63,7 +63,7 @@ bench: k8s-binaries ## Run the benchmarks: Go micro-benchmarks, then propagation
 
 .PHONY: bench-propagation
 bench-propagation: k8s-binaries ## Propagation benchmark: $(BENCH_SIZES) Deployments duplicated and divided over 3 members, one run each.
-	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkPropagation -benchtime 1x -timeout 120m -v $(GOTEST_FLAGS) ./test/bench -args -bench.sizes=$(BENCH_SIZES)
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkPropagation -benchtime 1x -timeout 180m -v $(GOTEST_FLAGS) ./test/bench -args -bench.sizes=$(BENCH_SIZES)
 
 .PHONY: verify
 verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.

@@ -11,7 +11,7 @@
 //	make bench-propagation                  # BENCH_SIZES=1000,5000 by default
 //	# or
 //	KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.37.2 go test ./test/bench -run '^$' \
-//	    -bench BenchmarkPropagation -benchtime 1x -timeout 120m -v
+//	    -bench BenchmarkPropagation -benchtime 1x -timeout 180m -v
 //
 // -v shows each case's table of control-plane requests per template (the
 // benchmark log is cut to a few lines otherwise). One case:
