@@ -143,7 +143,7 @@ func startComponent(name, binary string, args []string, kubeconfig, logDir strin
 func (c *component) exitErr() error {
 	select {
 	case <-c.exited:
-		return fmt.Errorf("%s exited (%v); see %s", c.name, c.waitErr, c.logPath)
+		return fmt.Errorf("%s exited (%w); see %s", c.name, c.waitErr, c.logPath)
 	default:
 		return nil
 	}

@@ -58,7 +58,7 @@ func BenchmarkPropagation(b *testing.B) {
 	for _, s := range scenarios {
 		b.Run(fmt.Sprintf("%s/%d", s.strategy, s.templates), func(b *testing.B) {
 			b.StopTimer()
-			var runs []result
+			runs := make([]result, 0, b.N)
 			for range b.N {
 				runs = append(runs, bench.propagate(b, s, func(on bool) {
 					if on {

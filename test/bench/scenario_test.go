@@ -148,8 +148,8 @@ func (e *env) usage(tb testing.TB) [3]usage {
 // policy propagates every Deployment of ns to all members, duplicated or
 // divided by equal static weights.
 func (e *env) policy(ns string, s scenario) *policyv1alpha1.PropagationPolicy {
-	var members []string
-	var weights []policyv1alpha1.StaticClusterWeight
+	members := make([]string, 0, len(e.members))
+	weights := make([]policyv1alpha1.StaticClusterWeight, 0, len(e.members))
 	for _, m := range e.members {
 		members = append(members, m.name)
 		weights = append(weights, policyv1alpha1.StaticClusterWeight{
@@ -357,7 +357,7 @@ func (e *env) watchMembers(tb testing.TB, ns string, want int32, templates int) 
 		arrived:  make(map[memberKey]time.Time, templates*len(e.members)),
 		wrong:    map[memberKey]int32{},
 	}
-	var synced []cache.InformerSynced
+	synced := make([]cache.InformerSynced, 0, len(e.members))
 	for _, m := range e.members {
 		lw := cache.NewListWatchFromClient(m.kube.AppsV1().RESTClient(), "deployments", ns, fields.Everything())
 		inf := cache.NewSharedIndexInformer(lw, &appsv1.Deployment{}, 0, cache.Indexers{})
