@@ -15,9 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,22 +49,9 @@ var members = []string{"member1", "member2", "member3"}
 
 func TestMain(m *testing.M) { os.Exit(runWithAPIServer(m)) }
 
-func newScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme, policyv1alpha1.AddToScheme,
-		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	return scheme, nil
-}
-
 func runWithAPIServer(m *testing.M) int {
 	ctrl.SetLogger(logr.Discard())
-	scheme, err := newScheme()
+	scheme, err := controllertest.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -171,7 +156,7 @@ func (c *writeCounter) Writes() []string {
 func start(t *testing.T, workers int) *writeCounter {
 	t.Helper()
 	needAPIServer(t)
-	scheme, err := newScheme()
+	scheme, err := controllertest.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

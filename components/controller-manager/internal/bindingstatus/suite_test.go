@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,9 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/bindingstatus"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
@@ -46,22 +43,9 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(runWithAPIServer(m)) }
 
-func newScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, clusterv1alpha1.AddToScheme,
-		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	return scheme, nil
-}
-
 func runWithAPIServer(m *testing.M) int {
 	ctrl.SetLogger(logr.Discard())
-	scheme, err := newScheme()
+	scheme, err := controllertest.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -135,7 +119,7 @@ func needAPIServer(t *testing.T) {
 func start(t *testing.T, workers int) {
 	t.Helper()
 	needAPIServer(t)
-	scheme, err := newScheme()
+	scheme, err := controllertest.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

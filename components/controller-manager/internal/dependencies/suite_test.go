@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -54,22 +53,9 @@ var members = []string{"member1", "member2", "member3"}
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
-func newScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme, policyv1alpha1.AddToScheme,
-		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, configv1alpha1.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	return scheme, nil
-}
-
 func run(m *testing.M) int {
 	ctrl.SetLogger(logr.Discard())
-	scheme, err := newScheme()
+	scheme, err := controllertest.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
