@@ -104,6 +104,6 @@ func (f *Federation) apiServerArgs(c *Cluster) []string {
 		// The endpoint reconciler would publish 127.0.0.1 as the kubernetes
 		// Service's endpoint, which EndpointSlice validation rejects as loopback.
 		"--endpoint-reconciler-type=none",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(f.opts.Profiling),
 	}
 }

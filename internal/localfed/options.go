@@ -28,6 +28,10 @@ type Options struct {
 	// members' own work.
 	APIServerOnlyMembers bool
 
+	// Profiling serves /debug/pprof on every API server (cluster-admin
+	// only), for benchmarks that want to see where the servers spend CPU.
+	Profiling bool
+
 	// BinDir holds kube-apiserver, kube-controller-manager, kube-scheduler, etcd
 	// and kwok. Default: $KUBEBUILDER_ASSETS, else bin/k8s/<version> under the
 	// module root found above the working directory.

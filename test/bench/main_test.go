@@ -117,6 +117,7 @@ func setUp(ctx context.Context, workDir string) (*env, func() error, error) {
 	fed, err := localfed.Start(ctx, localfed.Options{
 		Members:              3,
 		APIServerOnlyMembers: true,
+		Profiling:            profiling(),
 		WorkDir:              filepath.Join(workDir, "federation"),
 		StartTimeout:         5 * time.Minute,
 	})

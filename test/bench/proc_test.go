@@ -107,6 +107,8 @@ type component struct {
 	logPath string
 	exited  chan struct{}
 	waitErr error // valid once exited is closed
+	// pprofAddr serves /debug/pprof when -bench.profile-dir is set.
+	pprofAddr string
 	procStats
 }
 
@@ -115,6 +117,14 @@ type component struct {
 func startComponent(name, binary string, args []string, kubeconfig, logDir string) (*component, error) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, err
+	}
+	var pprofAddr string
+	if profiling() {
+		var err error
+		if pprofAddr, err = freeLocalAddr(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--profiling-bind-address="+pprofAddr)
 	}
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.Create(logPath)
@@ -130,7 +140,7 @@ func startComponent(name, binary string, args []string, kubeconfig, logDir strin
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	c := &component{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{}), procStats: procStats{pid: cmd.Process.Pid}}
+	c := &component{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{}), pprofAddr: pprofAddr, procStats: procStats{pid: cmd.Process.Pid}}
 	go func() {
 		c.waitErr = cmd.Wait()
 		_ = logFile.Close()

@@ -103,6 +103,7 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 
 	timer(true)
 	began := time.Now()
+	prof := e.startProfiles(ctx, ns)
 	created := e.createTemplates(tb, ctx, ns, s.templates)
 	// Generous: a shared 2-core machine propagated 5,000 templates at
 	// about 3.5/s, and a slow run is a figure, not a failure.
@@ -112,6 +113,9 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 	}
 	elapsed := w.last().Sub(began)
 	timer(false)
+	if err := prof.finish(ctx, e, ns); err != nil {
+		tb.Errorf("profiling: %v", err)
+	}
 
 	after := e.usage(tb)
 	writesAfter, err := scrapeWrites(ctx, e.cpKube)

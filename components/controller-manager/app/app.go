@@ -38,6 +38,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workstatus"
+	"github.com/flotilla-io/flotilla/internal/eventrecorder"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 )
@@ -66,6 +67,9 @@ type Options struct {
 	concurrentDependencySyncs int
 	kubeAPIQPS                float64
 	kubeAPIBurst              int
+	pprofAddr                 string
+	eventQPS                  float64
+	eventBurst                int
 
 	// Restartable lets Run be called again in the same process once an
 	// earlier Run has returned, as the e2e suites do to restart the
@@ -78,6 +82,7 @@ type Options struct {
 // karmada-controller-manager's where the meaning is the same.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `Address the metrics endpoint binds to; "0" disables it.`)
+	fs.StringVar(&o.pprofAddr, "profiling-bind-address", "", `Address serving Go's /debug/pprof profiles, e.g. 127.0.0.1:6060; empty disables it.`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one of several replicas runs the controllers.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-elect-resource-namespace", clusterv1alpha1.NamespaceSystem, "Namespace of the leader election lease.")
@@ -103,6 +108,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.concurrentDependencySyncs, "concurrent-dependency-syncs", 5, "Bindings whose dependencies are distributed (propagateDeps) at once.")
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 400, "Requests per second to the control plane's API server.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 800, "Burst of requests to the control plane's API server.")
+	fs.Float64Var(&o.eventQPS, "event-qps", eventrecorder.DefaultQPS, "Events written per second to the control plane, apart from --kube-api-qps; events beyond what the queue holds are dropped.")
+	fs.IntVar(&o.eventBurst, "event-burst", eventrecorder.DefaultBurst, "Burst of event writes.")
 	fs.StringVar(&o.skippedNamespaces, "skipped-propagating-namespaces", "", "Comma-separated regular expressions; matching namespaces are not propagated to members. Reserved namespaces and default never are.")
 }
 
@@ -174,6 +181,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress:  opts.probeAddr,
+		PprofBindAddress:        opts.pprofAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "flotilla-controller-manager",
 		LeaderElectionNamespace: opts.leaderElectionNamespace,
@@ -208,8 +216,18 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	if err != nil {
 		return fmt.Errorf("--skipped-propagating-apis: %w", err)
 	}
+	// Events have a rate and a bounded queue of their own: under load they
+	// give way to the controllers' writes instead of competing with them.
+	recorders, err := eventrecorder.New(cfg, scheme, eventrecorder.Options{QPS: float32(opts.eventQPS), Burst: opts.eventBurst})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(recorders); err != nil {
+		return fmt.Errorf("adding the event recorder: %w", err)
+	}
 	det, err := detector.SetupWithManager(mgr, detector.Options{
 		Interpreter:       interp,
+		Recorder:          recorders.NewRecorder(detector.Name),
 		SkippedAPIs:       skippedAPIs,
 		SkippedNamespaces: skipped,
 		Workers:           opts.concurrentTemplateSyncs,
@@ -230,7 +248,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		{cluster.ControllerName, (&cluster.Reconciler{
 			Client:                  mgr.GetClient(),
 			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder(cluster.ControllerName),
+			Recorder:                recorders.NewRecorder(cluster.ControllerName),
 			Members:                 members,
 			Informers:               informers,
 			Health:                  opts.clusterHealth,
@@ -247,19 +265,19 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			Client:                  mgr.GetClient(),
 			Templates:               templates,
 			Interpreter:             interp,
-			Recorder:                mgr.GetEventRecorder(binding.ControllerName),
+			Recorder:                recorders.NewRecorder(binding.ControllerName),
 			MaxConcurrentReconciles: opts.concurrentBindingSyncs,
 		}).SetupWithManager},
 		{bindingstatus.ControllerName, (&bindingstatus.Reconciler{
 			Client:                  mgr.GetClient(),
 			Templates:               templates,
 			Interpreter:             interp,
-			Recorder:                mgr.GetEventRecorder(bindingstatus.ControllerName),
+			Recorder:                recorders.NewRecorder(bindingstatus.ControllerName),
 			MaxConcurrentReconciles: opts.concurrentBindingSyncs,
 		}).SetupWithManager},
 		{execution.ControllerName, (&execution.Reconciler{
 			Client:                  mgr.GetClient(),
-			Recorder:                mgr.GetEventRecorder(execution.ControllerName),
+			Recorder:                recorders.NewRecorder(execution.ControllerName),
 			Members:                 members,
 			Informers:               informers,
 			Interpreter:             interp,
@@ -268,7 +286,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		}).SetupWithManager},
 		{workstatus.ControllerName, (&workstatus.Reconciler{
 			Client:                  mgr.GetClient(),
-			Recorder:                mgr.GetEventRecorder(workstatus.ControllerName),
+			Recorder:                recorders.NewRecorder(workstatus.ControllerName),
 			Members:                 members,
 			Informers:               informers,
 			Interpreter:             interp,
@@ -279,12 +297,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			Client:                  mgr.GetClient(),
 			Templates:               templates,
 			Interpreter:             interp,
-			Recorder:                mgr.GetEventRecorder(dependencies.ControllerName),
+			Recorder:                recorders.NewRecorder(dependencies.ControllerName),
 			MaxConcurrentReconciles: opts.concurrentDependencySyncs,
 		}).SetupWithManager},
 		{namespace.ControllerName, (&namespace.Reconciler{
 			Client:                  mgr.GetClient(),
-			Recorder:                mgr.GetEventRecorder(namespace.ControllerName),
+			Recorder:                recorders.NewRecorder(namespace.ControllerName),
 			SkippedNamespaces:       skipped,
 			MaxConcurrentReconciles: opts.concurrentNamespaceSyncs,
 		}).SetupWithManager},

@@ -21,6 +21,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/scheduler"
+	"github.com/flotilla-io/flotilla/internal/eventrecorder"
 )
 
 // Options are the scheduler's settings, set through BindFlags.
@@ -33,6 +34,9 @@ type Options struct {
 	qps            float64
 	burst          int
 	templateEvents bool
+	pprofAddr      string
+	eventQPS       float64
+	eventBurst     int
 }
 
 // BindFlags registers the flags on fs with their defaults.
@@ -44,6 +48,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.workers, "workers", 16, "Bindings scheduled concurrently.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Client-side QPS limit towards the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Client-side burst towards the API server.")
+	fs.Float64Var(&o.eventQPS, "event-qps", eventrecorder.DefaultQPS, "Events written per second, apart from --kube-api-qps; events beyond what the queue holds are dropped.")
+	fs.IntVar(&o.eventBurst, "event-burst", eventrecorder.DefaultBurst, "Burst of event writes.")
+	fs.StringVar(&o.pprofAddr, "profiling-bind-address", "", `Address serving Go's /debug/pprof profiles, e.g. 127.0.0.1:6061; empty disables it.`)
 	fs.BoolVar(&o.templateEvents, "template-events", true, "Also record scheduling events on the resource templates.")
 }
 
@@ -82,6 +89,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		Cache:                  cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress: opts.probeAddr,
+		PprofBindAddress:       opts.pprofAddr,
 		LeaderElection:         opts.leaderElect,
 		// One leader per scheduler name: differently named schedulers
 		// place disjoint bindings and may run side by side.
@@ -98,10 +106,19 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
 
+	// Events have a rate and a bounded queue of their own: under load they
+	// give way to the scheduler's writes instead of competing with them.
+	recorders, err := eventrecorder.New(cfg, scheme, eventrecorder.Options{QPS: float32(opts.eventQPS), Burst: opts.eventBurst})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(recorders); err != nil {
+		return fmt.Errorf("adding the event recorder: %w", err)
+	}
 	s := scheduler.New(mgr.GetClient(), mgr.GetCache(), scheduler.Options{
 		SchedulerName:  opts.schedulerName,
 		Workers:        opts.workers,
-		Recorder:       mgr.GetEventRecorder("flotilla-scheduler"),
+		Recorder:       recorders.NewRecorder("flotilla-scheduler"),
 		TemplateEvents: opts.templateEvents,
 	})
 	if err := s.SetupWithManager(ctx, mgr); err != nil {

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -74,8 +73,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&workv1alpha2.ResourceBinding{}, bindingChanged).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(resourceBindingOfWork), workChanged).
+		Watches(&workv1alpha2.ResourceBinding{}, delayed(itself), bindingChanged).
+		Watches(&workv1alpha1.Work{}, delayed(resourceBindingOfWork), workChanged).
 		WithOptions(opts).
 		Complete(reconcile.Func(r.reconcileResourceBinding))
 	if err != nil {
@@ -83,8 +82,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(ClusterControllerName).
-		For(&workv1alpha2.ClusterResourceBinding{}, bindingChanged).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(clusterResourceBindingOfWork), workChanged).
+		Watches(&workv1alpha2.ClusterResourceBinding{}, delayed(itself), bindingChanged).
+		Watches(&workv1alpha1.Work{}, delayed(clusterResourceBindingOfWork), workChanged).
 		WithOptions(opts).
 		Complete(reconcile.Func(r.reconcileClusterResourceBinding))
 	if err != nil {

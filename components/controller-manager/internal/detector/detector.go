@@ -95,6 +95,9 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Detector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("detector: metadata client: %w", err)
 	}
+	if opts.Recorder == nil {
+		opts.Recorder = mgr.GetEventRecorder(Name)
+	}
 	d := &Detector{
 		opts:       opts,
 		log:        mgr.GetLogger().WithName(Name),
@@ -105,7 +108,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Detector, error) {
 		dynamic:    dyn,
 		discovery:  disc,
 		metadata:   meta,
-		recorder:   mgr.GetEventRecorder(Name),
+		recorder:   opts.Recorder,
 		queue:      newQueue(),
 		changes:    newChangeTracker(),
 		informers:  newTemplateInformers(),

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"time"
 
+	"k8s.io/client-go/tools/events"
+
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
 
@@ -23,6 +25,8 @@ type Options struct {
 	// Required. A live chain (interpreter.New) is waited for until it has
 	// synced before the first template is processed.
 	Interpreter interpreter.Interpreter
+	// Recorder records the template events. Default: the manager's.
+	Recorder events.EventRecorder
 	// SkippedAPIs are not propagated, in addition to the built-in skip list
 	// (see ParseSkippedAPIs).
 	SkippedAPIs *SkippedAPIs

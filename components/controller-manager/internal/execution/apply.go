@@ -37,7 +37,10 @@ var errTerminating = errors.New("being deleted in the member")
 type manifestResult struct {
 	target  *Target // nil when the manifest could not be resolved
 	written bool
-	err     error
+	// object is the member object as the reconcile left it, when known:
+	// what the member returned from the write, or the object found in sync.
+	object *unstructured.Unstructured
+	err    error
 }
 
 // apply writes every manifest of work to the member and records the
@@ -55,24 +58,25 @@ func (r *Reconciler) apply(ctx context.Context, cluster *clusterv1alpha1.Cluster
 	}
 	for i := range targets {
 		t := &targets[i]
-		written, err := r.applyTarget(ctx, clients, work, t)
+		object, written, err := r.applyTarget(ctx, clients, work, t)
 		if err != nil {
 			err = fmt.Errorf("%s: %w", t, err)
 		}
-		results = append(results, manifestResult{target: t, written: written, err: err})
+		results = append(results, manifestResult{target: t, written: written, object: object, err: err})
 	}
 	return r.record(ctx, work, results)
 }
 
 // applyTarget makes the member object of one manifest as desired and
-// reports whether it wrote to the member.
-func (r *Reconciler) applyTarget(ctx context.Context, clients *membercluster.Clients, work *workv1alpha1.Work, t *Target) (bool, error) {
+// returns it (read only: it may come from a cache), reporting whether it
+// wrote to the member.
+func (r *Reconciler) applyTarget(ctx context.Context, clients *membercluster.Clients, work *workv1alpha1.Work, t *Target) (*unstructured.Unstructured, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.MemberTimeout)
 	defer cancel()
 	resource := resourceFor(clients, t)
 	observed, err := r.observe(ctx, clients, resource, t)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	obs := observation{exists: observed != nil}
 	if observed != nil {
@@ -80,33 +84,34 @@ func (r *Reconciler) applyTarget(ctx context.Context, clients *membercluster.Cli
 		obs.managed = ManagedBy(observed, work)
 		if obs.managed && !obs.terminating {
 			if obs.inSync, err = InSync(ctx, r.Interpreter, *t, observed); err != nil {
-				return false, err
+				return nil, false, err
 			}
 		}
 	}
 	switch decide(obs, ConflictResolution(t.Desired)) {
 	case actionNone:
-		return false, nil
+		return observed, false, nil
 	case actionConflict:
-		return false, &ConflictError{Target: *t}
+		return nil, false, &ConflictError{Target: *t}
 	case actionWait:
-		return false, errTerminating
+		return nil, false, errTerminating
 	}
 	desired, err := Retained(ctx, r.Interpreter, t.Desired, observed)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	// Force: the control plane's values win over other field managers', as
 	// Karmada's updates do.
-	if _, err := resource.Apply(ctx, t.Desired.GetName(), desired, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
-		return false, fmt.Errorf("applying: %w", err)
+	applied, err := resource.Apply(ctx, t.Desired.GetName(), desired, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	if err != nil {
+		return nil, false, fmt.Errorf("applying: %w", err)
 	}
 	verb := "Updated"
 	if observed == nil {
 		verb = "Created"
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info(verb+" member object", "object", t.String())
-	return true, nil
+	return applied, true, nil
 }
 
 // resourceFor is the dynamic client of the target's resource.

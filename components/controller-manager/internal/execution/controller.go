@@ -44,6 +44,7 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/names"
@@ -102,7 +103,8 @@ type Reconciler struct {
 	// DefaultMemberTimeout.
 	MemberTimeout time.Duration
 
-	objects *ManagedObjects
+	objects   *ManagedObjects
+	reflector manifeststatus.Reflector
 }
 
 // +kubebuilder:rbac:groups=work.karmada.io,resources=works,verbs=get;list;watch;update;patch
@@ -128,6 +130,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Informers != nil {
 		r.objects = NewManagedObjects(r.Informers)
 	}
+	r.reflector = manifeststatus.Reflector{Interpreter: r.Interpreter, Recorder: r.Recorder}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&workv1alpha1.Work{}, builder.WithPredicates(InExecutionSpace(), predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
@@ -294,13 +297,20 @@ func (r *Reconciler) ensureMetadata(ctx context.Context, work *workv1alpha1.Work
 }
 
 // patchStatus writes the status if it changed. The merge patch carries only
-// what changed: the conditions this controller owns, never the
-// manifestStatuses the work-status controller writes.
+// what changed: the conditions this controller owns and, for a new Work,
+// the first manifest status entries. Those go with an optimistic lock, as
+// the work-status controller also writes the list and a merge patch
+// replaces it whole.
 func (r *Reconciler) patchStatus(ctx context.Context, base, work *workv1alpha1.Work) error {
-	if statusEqual(base.Status.Conditions, work.Status.Conditions) {
+	entriesChanged := !manifeststatus.Equal(base.Status.ManifestStatuses, work.Status.ManifestStatuses)
+	if !entriesChanged && statusEqual(base.Status.Conditions, work.Status.Conditions) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, work, client.MergeFrom(base)); err != nil {
+	var opts []client.MergeFromOption
+	if entriesChanged {
+		opts = append(opts, client.MergeFromWithOptimisticLock{})
+	}
+	if err := r.Client.Status().Patch(ctx, work, client.MergeFromWithOptions(base, opts...)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

@@ -553,3 +553,58 @@ func TestClusterScopedAndRetained(t *testing.T) {
 		return m2.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &corev1.Service{})
 	})
 }
+
+// TestFirstStatusWithApplied checks that a new Work's first status write
+// carries both the Applied condition and the manifest's status entry: the
+// execution controller writes the entry it can interpret from the member's
+// answer, instead of leaving it to a second write by the work-status
+// controller. No version of the Work may have one without the other.
+func TestFirstStatusWithApplied(t *testing.T) {
+	e := start(t)
+	ns := e.memberNamespace(t, "t-first-status")
+	wc, err := client.NewWithWatch(e.fed.ControlPlane.Config, client.Options{Scheme: e.cp.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWork(t, "member1", "first-status", nginx(ns, "nginx", 1))
+	watcher, err := wc.Watch(t.Context(), &workv1alpha1.WorkList{}, client.InNamespace(w.Namespace),
+		client.MatchingFields{"metadata.name": w.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	e.create(t, w)
+
+	wantID := workv1alpha1.ResourceIdentifier{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Namespace: ns, Name: "nginx"}
+	for {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("test ended before the Work was applied")
+		case ev, ok := <-watcher.ResultChan():
+			if !ok {
+				t.Fatal("watch closed before the Work was applied")
+			}
+			got, isWork := ev.Object.(*workv1alpha1.Work)
+			if !isWork {
+				t.Fatalf("watch event %s: %T", ev.Type, ev.Object)
+			}
+			applied := findCondition(got, workv1alpha1.WorkApplied)
+			entries := len(got.Status.ManifestStatuses)
+			switch {
+			case applied == nil && entries == 0:
+				continue // not reported yet
+			case applied == nil:
+				t.Fatalf("resourceVersion %s has manifest statuses without Applied: %+v", got.ResourceVersion, got.Status.ManifestStatuses)
+			case entries != 1 || got.Status.ManifestStatuses[0].Identifier != wantID:
+				t.Fatalf("resourceVersion %s is Applied=%s with manifest statuses %+v, want one for %+v",
+					got.ResourceVersion, applied.Status, got.Status.ManifestStatuses, wantID)
+			}
+			if applied.Status != metav1.ConditionTrue {
+				t.Errorf("Applied=%s (%s), want True", applied.Status, applied.Message)
+			}
+			e.hasEvent(t, w.Name, events.ReasonReflectStatusSucceed)
+			e.hasEvent(t, w.Name, events.ReasonInterpretHealthSucceed)
+			return
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
 	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
@@ -70,6 +71,7 @@ func (r *Reconciler) record(ctx context.Context, work *workv1alpha1.Work, result
 	}
 
 	r.recordTemplates(work, cluster, results)
+	r.addFirstEntries(ctx, work, results)
 	if len(failures) == 0 {
 		changed := r.setApplied(work, metav1.ConditionTrue, workv1alpha1.WorkReasonAppliedSuccessful, messageApplied)
 		if written || changed {
@@ -96,6 +98,28 @@ func (r *Reconciler) record(ctx context.Context, work *workv1alpha1.Work, result
 		return ctrl.Result{RequeueAfter: conflictRecheck}, nil
 	}
 	return ctrl.Result{RequeueAfter: terminatingRecheck}, nil
+}
+
+// addFirstEntries gives manifestStatuses an entry for each manifest whose
+// member object the reconcile holds and that has none yet, so that a new
+// Work's status is written once, with Applied, rather than a second time by
+// the work-status controller, which keeps existing entries current.
+func (r *Reconciler) addFirstEntries(ctx context.Context, work *workv1alpha1.Work, results []manifestResult) {
+	for _, res := range results {
+		if res.object == nil || res.target == nil || !ManagedBy(res.object, work) {
+			continue
+		}
+		id := res.target.Identifier()
+		if manifeststatus.Previous(work.Status.ManifestStatuses, id) != nil {
+			continue
+		}
+		ms, err := r.reflector.Reflect(ctx, work, id, res.target, res.object)
+		if err != nil {
+			// The work-status controller retries and reports it again.
+			ctrl.LoggerFrom(ctx).Info("Interpreting the member object", "error", err.Error())
+		}
+		work.Status.ManifestStatuses = append(work.Status.ManifestStatuses, ms)
+	}
 }
 
 // recordTemplates emits, on the template of each manifest, SyncSucceed when

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,7 +35,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
-	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/names"
@@ -56,12 +55,6 @@ const (
 	// resyncPeriod brings every Work back now and then, so that nothing
 	// depends on an event having been seen.
 	resyncPeriod = 10 * time.Minute
-)
-
-// Event actions (events.k8s.io/v1 requires one).
-const (
-	actionReflectStatus   = "ReflectStatus"
-	actionInterpretHealth = "InterpretHealth"
 )
 
 // Reconciler reflects member status into Works. Set the exported fields,
@@ -107,7 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&workv1alpha1.Work{}, builder.WithPredicates(execution.InExecutionSpace(), predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			return execution.WorkChanged(e.ObjectOld, e.ObjectNew)
+			return execution.WorkChanged(e.ObjectOld, e.ObjectNew) || firstApplied(e.ObjectOld, e.ObjectNew)
 		}})).
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(execution.WorksOfCluster(r.Client)), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return execution.ClusterChanged(e.ObjectOld, e.ObjectNew) },
@@ -174,6 +167,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
+	if firstApplyPending(work) {
+		// The execution controller writes the first entries with Applied,
+		// in one write; the Applied condition appearing brings the Work
+		// back here.
+		return ctrl.Result{}, nil
+	}
 	reflectErr := r.reflect(ctx, work, targets, informers)
 	handedOver := r.reapplyIfDrifted(ctx, work, targets, informers)
 	switch {
@@ -209,7 +208,7 @@ func memberObject(t execution.Target, informers map[schema.GroupVersionResource]
 // reflect writes manifestStatuses from the member objects, with events for
 // what changed and what failed. Objects from the informers are only read.
 func (r *Reconciler) reflect(ctx context.Context, work *workv1alpha1.Work, targets []execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) error {
-	prevStatuses := work.Status.ManifestStatuses
+	reflector := manifeststatus.Reflector{Interpreter: r.Interpreter, Recorder: r.Recorder}
 	statuses := make([]workv1alpha1.ManifestStatus, 0, len(targets))
 	var errs []error
 	for _, t := range targets {
@@ -217,20 +216,13 @@ func (r *Reconciler) reflect(ctx context.Context, work *workv1alpha1.Work, targe
 		if !found || !execution.ManagedBy(observed, work) {
 			continue
 		}
-		id := t.Identifier()
-		prev := previous(prevStatuses, id)
-		got := interpret(ctx, r.Interpreter, observed)
-		ms := manifestStatus(id, got, prev)
+		ms, err := reflector.Reflect(ctx, work, t.Identifier(), t, observed)
 		statuses = append(statuses, ms)
-		r.recordInterpretation(work, t, got, prev, ms)
-		if got.reflectErr != nil {
-			errs = append(errs, fmt.Errorf("reflecting status of %s: %w", t, got.reflectErr))
-		}
-		if got.healthErr != nil {
-			errs = append(errs, fmt.Errorf("interpreting health of %s: %w", t, got.healthErr))
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
-	if sameStatuses(prevStatuses, statuses) {
+	if manifeststatus.Equal(work.Status.ManifestStatuses, statuses) {
 		return errors.Join(errs...)
 	}
 	updated := work.DeepCopy()
@@ -241,27 +233,6 @@ func (r *Reconciler) reflect(ctx context.Context, work *workv1alpha1.Work, targe
 		errs = append(errs, fmt.Errorf("patching Work status: %w", err))
 	}
 	return errors.Join(errs...)
-}
-
-// recordInterpretation emits events for a failure, or for a status or
-// health that changed.
-func (r *Reconciler) recordInterpretation(work *workv1alpha1.Work, t execution.Target, got interpreted, prev *workv1alpha1.ManifestStatus, ms workv1alpha1.ManifestStatus) {
-	switch {
-	case got.reflectErr != nil:
-		r.Recorder.Eventf(work, nil, corev1.EventTypeWarning, flotillaevents.ReasonReflectStatusFailed, actionReflectStatus,
-			"Failed to reflect the status of %s: %v", t, got.reflectErr)
-	case prev == nil || !sameRaw(prev.Status, ms.Status):
-		r.Recorder.Eventf(work, nil, corev1.EventTypeNormal, flotillaevents.ReasonReflectStatusSucceed, actionReflectStatus,
-			"Reflected the status of %s", t)
-	}
-	switch {
-	case got.healthErr != nil:
-		r.Recorder.Eventf(work, nil, corev1.EventTypeWarning, flotillaevents.ReasonInterpretHealthFailed, actionInterpretHealth,
-			"Failed to interpret the health of %s: %v", t, got.healthErr)
-	case prev == nil || prev.Health != ms.Health:
-		r.Recorder.Eventf(work, nil, corev1.EventTypeNormal, flotillaevents.ReasonInterpretHealthSucceed, actionInterpretHealth,
-			"Health of %s is %s", t, ms.Health)
-	}
 }
 
 // reapplyIfDrifted hands the Work to the execution controller when one of
