@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
 )
 
 // Reasons and messages of the FullyApplied condition, as Karmada's.
@@ -95,6 +97,31 @@ func manifestStatusOf(work *workv1alpha1.Work, ref workv1alpha2.ObjectReference)
 // fullyApplied is the FullyApplied condition for items, one per cluster
 // where the binding should be: True when every one is applied. A binding
 // with no cluster is not applied anywhere.
+// settling reports whether a binding that has never been aggregated is
+// still on its first way out: not scheduled yet, or with Works not yet
+// created or not yet reported, and nothing failed, for at most
+// grace after its creation. Its first status then says where it landed
+// instead of passing through each step on the way, one write each.
+func settling(v binding.View, items []workv1alpha2.AggregatedStatusItem, now time.Time, grace time.Duration) bool {
+	if len(v.Status.AggregatedStatus) > 0 || meta.FindStatusCondition(v.Status.Conditions, workv1alpha2.FullyApplied) != nil {
+		return false
+	}
+	if now.Sub(v.Object.GetCreationTimestamp().Time) >= grace {
+		return false
+	}
+	inProgress := len(items) == 0
+	for _, it := range items {
+		switch {
+		case it.Applied:
+		case it.AppliedMessage == messageNoWork || it.AppliedMessage == messageNotApplied:
+			inProgress = true
+		default:
+			return false // a failure is reported at once
+		}
+	}
+	return inProgress
+}
+
 func fullyApplied(items []workv1alpha2.AggregatedStatusItem, generation int64) metav1.Condition {
 	cond := metav1.Condition{
 		Type:               workv1alpha2.FullyApplied,

@@ -2,6 +2,7 @@ package bindingstatus
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -10,6 +11,7 @@ import (
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
 )
 
 var deploymentRef = workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "nginx"}
@@ -209,6 +211,43 @@ func TestSameValue(t *testing.T) {
 	for _, tt := range tests {
 		if got := sameValue(tt.a, tt.b); got != tt.want {
 			t.Errorf("sameValue(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestSettling(t *testing.T) {
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	grace := time.Minute
+	fresh := func() binding.View {
+		return binding.ViewOf(&workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created)}})
+	}
+	reported := func() binding.View {
+		v := fresh()
+		v.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "m1"}}
+		return v
+	}
+	applied := workv1alpha2.AggregatedStatusItem{ClusterName: "m1", Applied: true}
+	noWork := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", AppliedMessage: messageNoWork}
+	notApplied := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", AppliedMessage: messageNotApplied}
+	failed := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", AppliedMessage: "conflict"}
+	tests := []struct {
+		name  string
+		v     binding.View
+		items []workv1alpha2.AggregatedStatusItem
+		after time.Duration
+		want  bool
+	}{
+		{"not scheduled yet", fresh(), nil, time.Second, true},
+		{"Work not created yet", fresh(), []workv1alpha2.AggregatedStatusItem{applied, noWork}, time.Second, true},
+		{"Work not applied yet", fresh(), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, time.Second, true},
+		{"all applied: write", fresh(), []workv1alpha2.AggregatedStatusItem{applied}, time.Second, false},
+		{"a failure: write at once", fresh(), []workv1alpha2.AggregatedStatusItem{noWork, failed}, time.Second, false},
+		{"grace over: write what there is", fresh(), []workv1alpha2.AggregatedStatusItem{noWork}, grace, false},
+		{"reported before: every change is written", reported(), []workv1alpha2.AggregatedStatusItem{noWork}, time.Second, false},
+	}
+	for _, tt := range tests {
+		if got := settling(tt.v, tt.items, created.Add(tt.after), grace); got != tt.want {
+			t.Errorf("%s: settling = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

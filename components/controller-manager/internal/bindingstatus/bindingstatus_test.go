@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -90,7 +91,7 @@ func hasEvent(t *testing.T, objName, reason string) {
 // A Deployment applied in two members: the binding reports each cluster
 // and FullyApplied, and the template shows the replicas summed.
 func TestDeploymentStatusAggregated(t *testing.T) {
-	start(t, 2)
+	start(t, 2, everyStep)
 	ns := namespace(t, "aggregate")
 	labels := map[string]string{"app": "nginx"}
 	d := &appsv1.Deployment{
@@ -160,7 +161,7 @@ func TestDeploymentStatusAggregated(t *testing.T) {
 // writes nothing.
 func TestStatusWithoutSubresource(t *testing.T) {
 	// One worker: bindings are reconciled in the order their events come.
-	start(t, 1)
+	start(t, 1, everyStep)
 	ns := namespace(t, "nosubresource")
 	cs := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
@@ -226,7 +227,7 @@ func TestStatusWithoutSubresource(t *testing.T) {
 // A ClusterResourceBinding reports like a ResourceBinding; a Work of the
 // same name that belongs to another binding does not count.
 func TestClusterResourceBindingStatus(t *testing.T) {
-	start(t, 2)
+	start(t, 2, everyStep)
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "flotilla:" + unique("status-test")}}
 	if err := apiClient.Create(t.Context(), role); err != nil {
 		t.Fatal(err)
@@ -259,4 +260,65 @@ func TestClusterResourceBindingStatus(t *testing.T) {
 	waitStatus(t, crb, status, "member1 applied", func(s *workv1alpha2.ResourceBindingStatus) (bool, error) {
 		return len(s.AggregatedStatus) == 2 && s.AggregatedStatus[0].Applied, nil
 	})
+}
+
+// everyStep makes the controller write each step of a new binding's way
+// out, for the tests that follow those steps.
+const everyStep = -1
+
+// TestFirstStatusWhenWorksReport checks that a new binding's status is
+// first written once its Works have reported, not at each step before: no
+// version of the binding says "not created yet" or "not applied yet" when
+// everything arrives within the grace period.
+func TestFirstStatusWhenWorksReport(t *testing.T) {
+	start(t, 2, 0)
+	ns := namespace(t, "first-report")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}
+	if err := apiClient.Create(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	wc, err := client.NewWithWatch(apiConfig, client.Options{Scheme: apiClient.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher, err := wc.Watch(t.Context(), &workv1alpha2.ResourceBindingList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+
+	rb := scheduledBinding(t, ref(cm, "v1", "ConfigMap"), 0, workv1alpha2.TargetCluster{Name: "member1"}, workv1alpha2.TargetCluster{Name: "member2"})
+	v := binding.ViewOf(rb)
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	k1 := createWork(t, v, "member1")
+	// Long enough for the controller to look at the binding and its one
+	// unreported Work a few times (it waits a second after each change):
+	// writing every step would show here. The outcome does not depend on
+	// how long this is, as long as it is within the grace period.
+	time.Sleep(3 * time.Second)
+	reportApplied(t, k1, gvk, "configmaps", map[string]any{})
+	reportApplied(t, createWork(t, v, "member2"), gvk, "configmaps", map[string]any{})
+
+	for {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("test ended before the binding's status was written")
+		case ev, ok := <-watcher.ResultChan():
+			if !ok {
+				t.Fatal("watch closed before the binding's status was written")
+			}
+			got, isBinding := ev.Object.(*workv1alpha2.ResourceBinding)
+			if !isBinding {
+				t.Fatalf("watch event %s: %T", ev.Type, ev.Object)
+			}
+			c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.FullyApplied)
+			if c == nil {
+				continue
+			}
+			if c.Status != metav1.ConditionTrue || len(got.Status.AggregatedStatus) != 2 {
+				t.Fatalf("first status written: FullyApplied=%s (%s) with %d items, want True with 2", c.Status, c.Message, len(got.Status.AggregatedStatus))
+			}
+			return
+		}
+	}
 }

@@ -3,6 +3,7 @@ package bindingstatus
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
@@ -26,6 +27,9 @@ const (
 	ClusterControllerName = "cluster-resource-binding-status-controller"
 )
 
+// DefaultFirstReportGrace is the default of Reconciler.FirstReportGrace.
+const DefaultFirstReportGrace = time.Minute
+
 // Reconciler aggregates Work statuses into bindings and templates. Set the
 // exported fields, then call SetupWithManager, which registers one
 // controller for ResourceBindings and one for ClusterResourceBindings.
@@ -42,6 +46,11 @@ type Reconciler struct {
 	// MaxConcurrentReconciles bounds the bindings of each kind aggregated
 	// at once. Default: 5.
 	MaxConcurrentReconciles int
+	// FirstReportGrace is how long a new binding's first status may wait
+	// for its Works to be created and applied, so that it is written once
+	// rather than at each step. Default: DefaultFirstReportGrace; negative
+	// writes every step.
+	FirstReportGrace time.Duration
 
 	templates *templateStatus
 }
@@ -60,6 +69,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = 5
+	}
+	if r.FirstReportGrace == 0 {
+		r.FirstReportGrace = DefaultFirstReportGrace
 	}
 	r.templates = &templateStatus{r: r}
 	opts := controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}

@@ -33,7 +33,7 @@ func (r *Reconciler) reconcileResourceBinding(ctx context.Context, req ctrl.Requ
 	if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	return requeueOnConflict(ctx, r.reconcile(ctx, binding.ViewOf(rb)))
+	return r.reconcileView(ctx, binding.ViewOf(rb))
 }
 
 func (r *Reconciler) reconcileClusterResourceBinding(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -41,7 +41,15 @@ func (r *Reconciler) reconcileClusterResourceBinding(ctx context.Context, req ct
 	if err := r.Client.Get(ctx, req.NamespacedName, crb); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	return requeueOnConflict(ctx, r.reconcile(ctx, binding.ClusterViewOf(crb)))
+	return r.reconcileView(ctx, binding.ClusterViewOf(crb))
+}
+
+func (r *Reconciler) reconcileView(ctx context.Context, v binding.View) (ctrl.Result, error) {
+	settle, err := r.reconcile(ctx, v)
+	if err != nil {
+		return requeueOnConflict(ctx, err)
+	}
+	return ctrl.Result{RequeueAfter: settle}, nil
 }
 
 func requeueOnConflict(ctx context.Context, err error) (ctrl.Result, error) {
@@ -53,15 +61,24 @@ func requeueOnConflict(ctx context.Context, err error) (ctrl.Result, error) {
 }
 
 // reconcile aggregates the Works of one binding into its status, then into
-// its template's status.
-func (r *Reconciler) reconcile(ctx context.Context, v binding.View) error {
+// its template's status. A new binding whose Works are still on their way
+// is looked at again after the returned wait instead.
+func (r *Reconciler) reconcile(ctx context.Context, v binding.View) (time.Duration, error) {
 	if !v.Object.GetDeletionTimestamp().IsZero() {
-		return nil
+		return 0, nil
 	}
 	items, err := r.collect(ctx, v)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	if settling(v, items, time.Now(), r.FirstReportGrace) {
+		return aggregationDelay, nil
+	}
+	return 0, r.aggregate(ctx, v, items)
+}
+
+// aggregate writes items into the binding's status and the template's.
+func (r *Reconciler) aggregate(ctx context.Context, v binding.View, items []workv1alpha2.AggregatedStatusItem) error {
 	if err := r.patchStatus(ctx, v, items); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -116,7 +117,7 @@ func needAPIServer(t *testing.T) {
 
 // start runs the binding status controller in its own manager until the
 // test ends.
-func start(t *testing.T, workers int) {
+func start(t *testing.T, workers int, grace time.Duration) {
 	t.Helper()
 	needAPIServer(t)
 	scheme, err := controllertest.NewScheme()
@@ -146,6 +147,7 @@ func start(t *testing.T, workers int) {
 		Recorder:    mgr.GetEventRecorder(bindingstatus.ControllerName),
 
 		MaxConcurrentReconciles: workers,
+		FirstReportGrace:        grace,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
