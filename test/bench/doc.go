@@ -21,6 +21,13 @@
 //
 //	go test ./test/bench ... -args -bench.cm-args='--kube-api-qps=400 --kube-api-burst=800'
 //
+// Profiles of a case, to see where the time goes: -args
+// -bench.profile-dir=DIR writes, for each case, 30-second CPU profiles of
+// the control-plane kube-apiserver, the controller-manager and the
+// scheduler (starting -bench.profile-delay after the templates begin,
+// length -bench.profile-seconds) and the controller-manager's heap once
+// every member object has arrived; read them with go tool pprof.
+//
 // Without -bench only TestPropagation runs: 20 templates divided over the
 // members, checked to arrive, so the harness stays tested in CI.
 package bench

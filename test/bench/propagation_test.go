@@ -49,12 +49,12 @@ func BenchmarkPropagation(b *testing.B) {
 		for _, strategy := range []policyv1alpha1.ReplicaSchedulingType{
 			policyv1alpha1.ReplicaSchedulingTypeDuplicated, policyv1alpha1.ReplicaSchedulingTypeDivided,
 		} {
-			scenarios = append(scenarios, scenario{strategy, n})
+			scenarios = append(scenarios, scenario{strategy: strategy, templates: n, profiled: true})
 		}
 	}
 	// The first propagation of a kind starts informers in the components
 	// and in the members' clients: not what the first case should measure.
-	bench.propagate(b, scenario{policyv1alpha1.ReplicaSchedulingTypeDivided, 10}, func(bool) {})
+	bench.propagate(b, scenario{strategy: policyv1alpha1.ReplicaSchedulingTypeDivided, templates: 10}, func(bool) {})
 	for _, s := range scenarios {
 		b.Run(fmt.Sprintf("%s/%d", s.strategy, s.templates), func(b *testing.B) {
 			b.StopTimer()
@@ -79,7 +79,7 @@ func BenchmarkPropagation(b *testing.B) {
 // every one reaches every member with its share of the replicas: the
 // benchmark's harness, kept working by CI.
 func TestPropagation(t *testing.T) {
-	s := scenario{policyv1alpha1.ReplicaSchedulingTypeDivided, 20}
+	s := scenario{strategy: policyv1alpha1.ReplicaSchedulingTypeDivided, templates: 20}
 	r := bench.propagate(t, s, func(bool) {})
 	if len(r.latencies) != s.templates*len(bench.members) {
 		t.Errorf("%d member objects measured, want %d", len(r.latencies), s.templates*len(bench.members))

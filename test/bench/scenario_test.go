@@ -39,6 +39,8 @@ const creators = 16
 type scenario struct {
 	strategy  policyv1alpha1.ReplicaSchedulingType
 	templates int
+	// profiled runs are profiled when -bench.profile-dir asks for it.
+	profiled bool
 }
 
 // memberReplicas is what each member's copy of a template must ask for.
@@ -103,7 +105,10 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 
 	timer(true)
 	began := time.Now()
-	prof := e.startProfiles(ctx, ns)
+	var prof *profiler
+	if s.profiled {
+		prof = e.startProfiles(ctx, ns)
+	}
 	created := e.createTemplates(tb, ctx, ns, s.templates)
 	// Generous: a shared 2-core machine propagated 5,000 templates at
 	// about 3.5/s, and a slow run is a figure, not a failure.

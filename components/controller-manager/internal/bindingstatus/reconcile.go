@@ -136,10 +136,10 @@ func (r *Reconciler) collect(ctx context.Context, v binding.View) ([]workv1alpha
 }
 
 // patchStatus writes aggregatedStatus and the FullyApplied condition when
-// they changed. The lock keeps the scheduler's concurrent writes: a merge
-// patch replaces whole lists.
+// they changed. The write is an update of the status subresource: it fails
+// if the scheduler wrote meanwhile, whose conditions it would otherwise
+// replace, and costs the API server less than a patch of the same object.
 func (r *Reconciler) patchStatus(ctx context.Context, v binding.View, items []workv1alpha2.AggregatedStatusItem) error {
-	base := v.Object.DeepCopyObject().(client.Object)
 	changed := false
 	if !sameItems(v.Status.AggregatedStatus, items) {
 		v.Status.AggregatedStatus = items
@@ -151,8 +151,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, v binding.View, items []wo
 	if !changed {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, v.Object, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("patching %s status: %w", v.Kind(), err)
+	if err := r.Client.Status().Update(ctx, v.Object); err != nil {
+		return fmt.Errorf("updating %s status: %w", v.Kind(), err)
 	}
 	return nil
 }
