@@ -53,7 +53,7 @@ func (m *ManagedObjects) Informer(ctx context.Context, cluster string, gvr schem
 			func(opts *metav1.ListOptions) { opts.LabelSelector = managedSelector },
 		).Informer()
 		// Before the informer runs, as SetTransform requires.
-		_ = informer.SetTransform(trimForCache)
+		_ = informer.SetTransform(compactForCache)
 		return informer
 	})
 }
@@ -77,25 +77,9 @@ func (m *ManagedObjects) Get(_ context.Context, cluster string, gvr schema.Group
 	if err != nil || !found {
 		return nil, false, true, err
 	}
-	u, ok := item.(*unstructured.Unstructured)
-	if !ok {
-		return nil, false, true, nil
+	u, err := FromCache(item)
+	if err != nil {
+		return nil, false, true, err
 	}
-	return u.DeepCopy(), true, true, nil
-}
-
-// trimForCache drops what neither controller reads, to keep thousands of
-// member objects small in memory: managed fields are often the biggest
-// part of an object.
-func trimForCache(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	u.SetManagedFields(nil)
-	if annotations := u.GetAnnotations(); annotations[lastAppliedAnnotation] != "" {
-		delete(annotations, lastAppliedAnnotation)
-		u.SetAnnotations(annotations)
-	}
-	return u, nil
+	return u, true, true, nil
 }

@@ -192,14 +192,14 @@ func resourcesOf(targets []execution.Target) []schema.GroupVersionResource {
 	return gvrs
 }
 
-// memberObject is the cached member object of t; it must not be changed.
+// memberObject is the cached member object of t, decoded for the caller.
 func memberObject(t execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) (obj *unstructured.Unstructured, found bool) {
 	item, found, err := informers[t.Mapping.Resource].GetStore().GetByKey(t.Key())
 	if err != nil || !found {
 		return nil, false
 	}
-	obj, ok := item.(*unstructured.Unstructured)
-	if !ok {
+	obj, err = execution.FromCache(item)
+	if err != nil {
 		return nil, false
 	}
 	return obj, true
