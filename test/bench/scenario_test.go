@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -127,7 +128,7 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return result{
+	r := result{
 		templates:     s.templates,
 		memberObjects: s.templates * len(e.members),
 		elapsed:       elapsed,
@@ -138,6 +139,10 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 		peakReset:     peakReset,
 		writes:        writesAfter.minus(writesBefore),
 	}
+	// At once: the cleanup that follows takes as long as the run, and the
+	// benchmark's own log only appears after it.
+	fmt.Fprintf(os.Stderr, "%s: %s\n", ns, r.summary())
+	return r
 }
 
 // usage reads the controller-manager, the scheduler and the control plane's
