@@ -1,7 +1,6 @@
 package detector
 
 import (
-	"reflect"
 	"regexp"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,41 +69,4 @@ func metadataString(obj *unstructured.Unstructured, field, key string) string {
 	mm, _ := m.(map[string]any)
 	s, _ := mm[key].(string)
 	return s
-}
-
-// ignoredMetadata are the fields whose changes alone never require the
-// binding to be rebuilt.
-var ignoredMetadata = map[string]bool{"resourceVersion": true, "managedFields": true, "generation": true}
-
-// specChanged reports whether an update touched anything but the status and
-// the bookkeeping of the API server. Status is what the binding-status
-// controller writes back into templates: reacting to it would rebuild every
-// binding on every member status change.
-func specChanged(oldObj, newObj *unstructured.Unstructured) bool {
-	for k, v := range newObj.Object {
-		if k == "status" || k == "metadata" {
-			continue
-		}
-		if !reflect.DeepEqual(v, oldObj.Object[k]) {
-			return true
-		}
-	}
-	for k := range oldObj.Object {
-		if _, ok := newObj.Object[k]; !ok && k != "status" {
-			return true
-		}
-	}
-	oldMeta, _ := oldObj.Object["metadata"].(map[string]any)
-	newMeta, _ := newObj.Object["metadata"].(map[string]any)
-	for k, v := range newMeta {
-		if !ignoredMetadata[k] && !reflect.DeepEqual(v, oldMeta[k]) {
-			return true
-		}
-	}
-	for k := range oldMeta {
-		if _, ok := newMeta[k]; !ok && !ignoredMetadata[k] {
-			return true
-		}
-	}
-	return false
 }

@@ -100,8 +100,16 @@ func TestSpecChanged(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o, n := base(), base()
 			tt.modify(n)
-			if got := specChanged(o, n); got != tt.want {
-				t.Errorf("specChanged = %v, want %v", got, tt.want)
+			od, err := specDigest(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nd, err := specDigest(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := od != nd; got != tt.want {
+				t.Errorf("digests differ = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -26,29 +26,18 @@ func ppClaimIndexValue(id string) string  { return "pp/" + id }
 func cppClaimIndexValue(id string) string { return "cpp/" + id }
 
 func claimIndexFunc(obj any) ([]string, error) {
-	u, ok := obj.(*unstructured.Unstructured)
+	c, ok := cachedTemplateOf(obj)
 	if !ok {
 		return nil, nil
 	}
 	var out []string
-	if id := metadataString(u, "labels", policyv1alpha1.PropagationPolicyPermanentIDLabel); id != "" {
+	if id := c.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel]; id != "" {
 		out = append(out, ppClaimIndexValue(id))
 	}
-	if id := metadataString(u, "labels", policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel); id != "" {
+	if id := c.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel]; id != "" {
 		out = append(out, cppClaimIndexValue(id))
 	}
 	return out, nil
-}
-
-// dropManagedFields keeps managed fields out of the caches: they are often
-// the biggest part of an object and nothing here reads them.
-func dropManagedFields(obj any) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if meta, ok := u.Object["metadata"].(map[string]any); ok {
-			delete(meta, "managedFields")
-		}
-	}
-	return obj, nil
 }
 
 // templateInformer is the running informer of one resource type.
@@ -155,7 +144,7 @@ func (d *Detector) startInformer(ctx context.Context, r resourceType) *templateI
 		claimIndex:                claimIndexFunc,
 	}, nil).Informer()
 	// Neither fails before the informer runs.
-	_ = informer.SetTransform(dropManagedFields)
+	_ = informer.SetTransform(d.filter.compact)
 	_, _ = informer.AddEventHandler(d.templateHandler(r.GVR))
 	runCtx, cancel := context.WithCancel(ctx)
 	ti := &templateInformer{resourceType: r, informer: informer, cancel: cancel, done: make(chan struct{})}
@@ -170,11 +159,11 @@ func (d *Detector) startInformer(ctx context.Context, r resourceType) *templateI
 // updates are ignored (specChanged); resyncs queue without marking a change.
 func (d *Detector) templateHandler(gvr schema.GroupVersionResource) toolscache.ResourceEventHandler {
 	enqueue := func(obj any, changed bool) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok || d.filter.ignored(u) {
+		c, ok := cachedTemplateOf(obj)
+		if !ok || c.ignored {
 			return
 		}
-		k := keyOf(gvr, u)
+		k := keyOf(gvr, c)
 		if changed {
 			d.changes.mark(k)
 		}
@@ -183,16 +172,16 @@ func (d *Detector) templateHandler(gvr schema.GroupVersionResource) toolscache.R
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { enqueue(obj, true) },
 		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*unstructured.Unstructured)
-			n, ok2 := newObj.(*unstructured.Unstructured)
+			o, ok1 := cachedTemplateOf(oldObj)
+			n, ok2 := cachedTemplateOf(newObj)
 			if !ok1 || !ok2 {
 				return
 			}
-			if o.GetResourceVersion() == n.GetResourceVersion() {
+			if o.ResourceVersion == n.ResourceVersion {
 				enqueue(n, false) // a resync
 				return
 			}
-			if specChanged(o, n) {
+			if o.digest != n.digest {
 				enqueue(n, true)
 			}
 		},
@@ -202,8 +191,8 @@ func (d *Detector) templateHandler(gvr schema.GroupVersionResource) toolscache.R
 			}
 			// The binding goes with the template through its owner
 			// reference; there is nothing to do but forget.
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				d.changes.forget(keyOf(gvr, u))
+			if c, ok := cachedTemplateOf(obj); ok {
+				d.changes.forget(keyOf(gvr, c))
 			}
 		},
 	}
@@ -227,8 +216,15 @@ func (d *Detector) Template(gvk schema.GroupVersionKind, namespace, name string)
 	if err != nil || !exists {
 		return nil, err == nil
 	}
-	u, ok := item.(*unstructured.Unstructured)
-	return u, ok
+	c, ok := cachedTemplateOf(item)
+	if !ok {
+		return nil, false
+	}
+	u, err := c.template()
+	if err != nil {
+		return nil, false
+	}
+	return u, true
 }
 
 // errNotCached: the detector does not watch the kind, or has not listed it
@@ -255,6 +251,6 @@ func (d *Detector) Get(_ context.Context, key client.ObjectKey, obj client.Objec
 	case cached == nil:
 		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
 	}
-	cached.DeepCopyInto(u)
+	u.Object = cached.Object
 	return nil
 }

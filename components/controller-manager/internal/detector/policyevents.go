@@ -80,8 +80,8 @@ func (d *Detector) requeueClaimed(kind policymatch.PolicyKind, id string) {
 			continue
 		}
 		for _, obj := range objs {
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				d.queue.Add(keyOf(ti.GVR, u))
+			if c, ok := cachedTemplateOf(obj); ok {
+				d.queue.Add(keyOf(ti.GVR, c))
 			}
 		}
 	}
@@ -126,12 +126,12 @@ func (d *Detector) requeueSelected(policyNamespace string, sel policyv1alpha1.Re
 		objs = indexer.List()
 	}
 	for _, obj := range objs {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok || d.filter.ignored(u) {
+		c, ok := cachedTemplateOf(obj)
+		if !ok || c.ignored {
 			continue
 		}
-		if policymatch.SelectorPriority(policyNamespace, sel, templateOf(u)) != policymatch.NoMatch {
-			d.queue.Add(keyOf(ti.GVR, u))
+		if policymatch.SelectorPriority(policyNamespace, sel, c.selectable()) != policymatch.NoMatch {
+			d.queue.Add(keyOf(ti.GVR, c))
 		}
 	}
 }

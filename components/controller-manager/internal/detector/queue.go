@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -16,7 +16,7 @@ type templateKey struct {
 	Name      string
 }
 
-func keyOf(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) templateKey {
+func keyOf(gvr schema.GroupVersionResource, obj metav1.Object) templateKey {
 	return templateKey{GVR: gvr, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 

@@ -48,14 +48,17 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 		d.changes.forget(key)
 		return nil
 	}
-	// Shared with the cache: never modified.
-	tmpl, ok := obj.(*unstructured.Unstructured)
-	if !ok || d.filter.ignored(tmpl) {
+	cached, ok := cachedTemplateOf(obj)
+	if !ok || cached.ignored {
 		return nil
 	}
-	if tmpl.GetDeletionTimestamp() != nil {
+	if cached.DeletionTimestamp != nil {
 		// The garbage collector removes the binding with the template.
 		return nil
+	}
+	tmpl, err := cached.template()
+	if err != nil {
+		return err
 	}
 	token, changed := d.changes.get(key)
 	log := d.log.WithValues("template", key.String())

@@ -296,25 +296,22 @@ func (r *Reconciler) ensureMetadata(ctx context.Context, work *workv1alpha1.Work
 	return nil
 }
 
-// patchStatus writes the status if it changed. The merge patch carries only
-// what changed: the conditions this controller owns and, for a new Work,
-// the first manifest status entries. Those go with an optimistic lock, as
-// the work-status controller also writes the list and a merge patch
-// replaces it whole.
+// patchStatus writes the status if it changed: the conditions this
+// controller owns and, for a new Work, the first manifest status entries.
+// It is an update of the status subresource, which fails if the Work
+// changed since it was read (the work-status controller also writes the
+// entries; the change brings the Work back) and costs the API server less
+// than a patch of the same object.
 func (r *Reconciler) patchStatus(ctx context.Context, base, work *workv1alpha1.Work) error {
-	entriesChanged := !manifeststatus.Equal(base.Status.ManifestStatuses, work.Status.ManifestStatuses)
-	if !entriesChanged && statusEqual(base.Status.Conditions, work.Status.Conditions) {
+	if manifeststatus.Equal(base.Status.ManifestStatuses, work.Status.ManifestStatuses) &&
+		statusEqual(base.Status.Conditions, work.Status.Conditions) {
 		return nil
 	}
-	var opts []client.MergeFromOption
-	if entriesChanged {
-		opts = append(opts, client.MergeFromWithOptimisticLock{})
-	}
-	if err := r.Client.Status().Patch(ctx, work, client.MergeFromWithOptions(base, opts...)); err != nil {
+	if err := r.Client.Status().Update(ctx, work); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("patching Work status: %w", err)
+		return fmt.Errorf("updating Work status: %w", err)
 	}
 	return nil
 }
