@@ -31,6 +31,7 @@ import (
 var (
 	cmArgs    = flag.String("bench.cm-args", "", "Extra flags for the controller-manager, space-separated.")
 	schedArgs = flag.String("bench.sched-args", "", "Extra flags for the scheduler, space-separated.")
+	cmEnv     = flag.String("bench.cm-env", "", `Extra environment of the controller-manager, space-separated, e.g. "GOMEMLIMIT=250MiB" as a deployment with a memory limit sets it.`)
 	sizes     = flag.String("bench.sizes", "1000,5000", "Template counts of BenchmarkPropagation's cases, comma-separated.")
 	keep      = flag.Bool("bench.keep", false, "Keep the work directory (logs, kubeconfig) even when everything passes.")
 )
@@ -138,14 +139,17 @@ func setUp(ctx context.Context, workDir string) (*env, func() error, error) {
 	// Both serve nothing: the probes' and metrics' default ports would clash
 	// with each other and with anything else on the machine.
 	common := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}
+	if *cmArgs != "" || *cmEnv != "" {
+		fmt.Fprintf(os.Stderr, "controller-manager flags %q, environment %q\n", *cmArgs, *cmEnv)
+	}
 	e.cm, err = startComponent("controller-manager", filepath.Join(binDir, "controller-manager"),
-		append(common, strings.Fields(*cmArgs)...), fed.KubeconfigPath, logDir)
+		append(common, strings.Fields(*cmArgs)...), strings.Fields(*cmEnv), fed.KubeconfigPath, logDir)
 	if err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, e.cm.stop)
 	e.sched, err = startComponent("scheduler", filepath.Join(binDir, "scheduler"),
-		append(common, strings.Fields(*schedArgs)...), fed.KubeconfigPath, logDir)
+		append(common, strings.Fields(*schedArgs)...), nil, fed.KubeconfigPath, logDir)
 	if err != nil {
 		return nil, stop, err
 	}

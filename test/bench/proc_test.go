@@ -114,7 +114,7 @@ type component struct {
 
 // startComponent runs binary with args against the kubeconfig's current
 // context, logging to <logDir>/<name>.log.
-func startComponent(name, binary string, args []string, kubeconfig, logDir string) (*component, error) {
+func startComponent(name, binary string, args, env []string, kubeconfig, logDir string) (*component, error) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func startComponent(name, binary string, args []string, kubeconfig, logDir strin
 		return nil, err
 	}
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig), env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Killed with the test binary, whatever way it ends.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
