@@ -52,9 +52,9 @@ func namespace(t *testing.T) string {
 }
 
 // started returns a running Broadcaster; it stops with the test.
-func started(t *testing.T, opts Options) *Broadcaster {
+func started(t *testing.T) *Broadcaster {
 	t.Helper()
-	b, err := New(cfg, clientgoscheme.Scheme, opts)
+	b, err := New(cfg, clientgoscheme.Scheme, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func configMap(ns, name string) *corev1.ConfigMap {
 
 func TestRecordsEvent(t *testing.T) {
 	ns := namespace(t)
-	b := started(t, Options{})
+	b := started(t)
 	rec := b.NewRecorder("test-controller")
 	rec.Eventf(configMap(ns, "app"), configMap(ns, "other"), corev1.EventTypeNormal, "SyncSucceed", "Sync", "Applied %s to %s", "app", "member1")
 
@@ -132,7 +132,7 @@ func TestRecordsEvent(t *testing.T) {
 }
 
 func TestClusterScopedObjectInDefault(t *testing.T) {
-	b := started(t, Options{})
+	b := started(t)
 	name := fmt.Sprintf("node-%d", time.Now().UnixNano())
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: "uid-node"}}
 	b.NewRecorder("test").Eventf(node, nil, corev1.EventTypeWarning, "TaintClusterFailed", "Taint", "no")
@@ -155,7 +155,7 @@ func TestClusterScopedObjectInDefault(t *testing.T) {
 
 func TestRepeatsBecomeASeries(t *testing.T) {
 	ns := namespace(t)
-	b := started(t, Options{})
+	b := started(t)
 	rec := b.NewRecorder("test")
 	cm := configMap(ns, "app")
 	for range 3 {
@@ -208,7 +208,7 @@ func TestFullQueueDrops(t *testing.T) {
 
 func TestLongNoteTruncated(t *testing.T) {
 	ns := namespace(t)
-	b := started(t, Options{})
+	b := started(t)
 	long := strings.Repeat("é", 2000) // 4,000 bytes
 	b.NewRecorder("test").Eventf(configMap(ns, "app"), nil, corev1.EventTypeWarning, "SyncFailed", "Sync", "%s", long)
 	got := eventsOf(t, ns, 1)[0]

@@ -30,8 +30,8 @@ func freeLocalAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr := l.Addr().String()
+	return addr, l.Close()
 }
 
 // profiler captures profiles of one run in the background; wait returns once
@@ -97,7 +97,7 @@ func httpProfile(url string) func(context.Context) (io.ReadCloser, error) {
 			return nil, err
 		}
 		if resp.StatusCode != http.StatusOK {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 		}
 		return resp.Body, nil
@@ -109,7 +109,7 @@ func saveProfile(ctx context.Context, path string, fetch func(context.Context) (
 	if err != nil {
 		return fmt.Errorf("profile %s: %w", filepath.Base(path), err)
 	}
-	defer body.Close()
+	defer func() { _ = body.Close() }()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func saveProfile(ctx context.Context, path string, fetch func(context.Context) (
 		return err
 	}
 	if _, err := io.Copy(f, body); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("profile %s: %w", filepath.Base(path), err)
 	}
 	return f.Close()

@@ -35,7 +35,7 @@ var _ runtime.Object = &cachedTemplate{}
 // DeepCopyObject copies the metadata; the JSON is never changed in place.
 func (c *cachedTemplate) DeepCopyObject() runtime.Object {
 	out := &cachedTemplate{TypeMeta: c.TypeMeta, ignored: c.ignored, digest: c.digest, raw: c.raw}
-	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	c.DeepCopyInto(&out.ObjectMeta)
 	return out
 }
 

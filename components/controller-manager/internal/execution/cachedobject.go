@@ -25,7 +25,7 @@ var _ runtime.Object = &CachedObject{}
 // DeepCopyObject copies the metadata; the JSON is never changed in place.
 func (c *CachedObject) DeepCopyObject() runtime.Object {
 	out := &CachedObject{TypeMeta: c.TypeMeta, raw: c.raw}
-	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	c.DeepCopyInto(&out.ObjectMeta)
 	return out
 }
 
