@@ -11,13 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/detector/policymatch"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
 )
 
 // cachedTemplate is a resource template as the detector's informers keep
 // it: what keys, indexes, selectors and the filter read, decided or copied
-// when it arrives, and the whole template as JSON, decoded when a
-// reconcile or a reader needs it. Decoded objects (maps of maps) take
-// several times the memory of their JSON, and the detector holds every
+// when it arrives, and the whole template as deflated JSON, decoded when a
+// reconcile or a reader needs it. Decoded objects (maps of maps) take ten
+// times the memory of their deflated JSON, and the detector holds every
 // template of the control plane.
 type cachedTemplate struct {
 	metav1.TypeMeta
@@ -27,7 +28,7 @@ type cachedTemplate struct {
 	// digest changes exactly when the template changes in something other
 	// than its status and the API server's bookkeeping (specDigest).
 	digest uint64
-	raw    []byte
+	raw    packedjson.Doc
 }
 
 var _ runtime.Object = &cachedTemplate{}
@@ -41,8 +42,12 @@ func (c *cachedTemplate) DeepCopyObject() runtime.Object {
 
 // template decodes the template; the caller owns the result.
 func (c *cachedTemplate) template() (*unstructured.Unstructured, error) {
+	raw, err := c.raw.Unpack()
+	if err != nil {
+		return nil, fmt.Errorf("reading cached %s %s: %w", c.Kind, c.Name, err)
+	}
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(c.raw); err != nil {
+	if err := u.UnmarshalJSON(raw); err != nil {
 		return nil, fmt.Errorf("decoding cached %s %s: %w", c.Kind, c.Name, err)
 	}
 	return u, nil
@@ -58,9 +63,13 @@ func (f templateFilter) compact(obj any) (any, error) {
 	if meta, ok := u.Object["metadata"].(map[string]any); ok {
 		delete(meta, "managedFields")
 	}
-	raw, err := json.Marshal(u.Object)
+	encoded, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %s for the cache: %w", u.GetKind(), u.GetName(), err)
+	}
+	raw, err := packedjson.Pack(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("packing %s %s for the cache: %w", u.GetKind(), u.GetName(), err)
 	}
 	digest, err := specDigest(u)
 	if err != nil {

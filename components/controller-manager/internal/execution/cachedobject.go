@@ -7,17 +7,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
 )
 
 // CachedObject is a member object as the managed-object informers keep it:
 // the metadata that keys, selectors and event handlers read, and the whole
-// object as JSON, decoded again when a controller looks at it. A decoded
-// object (maps of maps) takes several times the memory of its JSON, and a
-// federation keeps one per template and member.
+// object as deflated JSON, decoded again when a controller looks at it. A
+// decoded object (maps of maps) takes ten times the memory of its deflated
+// JSON, and a federation keeps one per template and member.
 type CachedObject struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
-	raw []byte
+	raw packedjson.Doc
 }
 
 var _ runtime.Object = &CachedObject{}
@@ -31,8 +33,12 @@ func (c *CachedObject) DeepCopyObject() runtime.Object {
 
 // Object decodes the member object; the caller owns the result.
 func (c *CachedObject) Object() (*unstructured.Unstructured, error) {
+	raw, err := c.raw.Unpack()
+	if err != nil {
+		return nil, fmt.Errorf("reading cached %s %s: %w", c.Kind, c.Name, err)
+	}
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(c.raw); err != nil {
+	if err := u.UnmarshalJSON(raw); err != nil {
 		return nil, fmt.Errorf("decoding cached %s %s/%s: %w", c.Kind, c.Namespace, c.Name, err)
 	}
 	return u, nil
@@ -52,9 +58,13 @@ func compactForCache(obj any) (any, error) {
 		delete(annotations, lastAppliedAnnotation)
 		u.SetAnnotations(annotations)
 	}
-	raw, err := json.Marshal(u.Object)
+	encoded, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %s/%s for the cache: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	raw, err := packedjson.Pack(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("packing %s %s for the cache: %w", u.GetKind(), u.GetName(), err)
 	}
 	c := &CachedObject{
 		TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
