@@ -17,7 +17,7 @@ import (
 // cachedTemplate is a resource template as the detector's informers keep
 // it: what keys, indexes, selectors and the filter read, decided or copied
 // when it arrives, and the whole template as deflated JSON, decoded when a
-// reconcile or a reader needs it. Decoded objects (maps of maps) take ten
+// reconcile or a reader needs it. Decoded objects (maps of maps) take many
 // times the memory of their deflated JSON, and the detector holds every
 // template of the control plane.
 type cachedTemplate struct {

@@ -14,7 +14,7 @@ import (
 // CachedObject is a member object as the managed-object informers keep it:
 // the metadata that keys, selectors and event handlers read, and the whole
 // object as deflated JSON, decoded again when a controller looks at it. A
-// decoded object (maps of maps) takes ten times the memory of its deflated
+// decoded object (maps of maps) takes many times the memory of its deflated
 // JSON, and a federation keeps one per template and member.
 type CachedObject struct {
 	metav1.TypeMeta
