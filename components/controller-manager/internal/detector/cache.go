@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"maps"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -15,42 +14,24 @@ import (
 )
 
 // cachedTemplate is a resource template as the detector's informers keep
-// it: what keys, indexes, selectors and the filter read, decided or copied
-// when it arrives, and the whole template as deflated JSON, decoded when a
-// reconcile or a reader needs it. Decoded objects (maps of maps) take many
-// times the memory of their deflated JSON, and the detector holds every
-// template of the control plane.
+// it: packed (its metadata decoded, the rest deflated JSON decoded when a
+// reconcile or a reader needs it, since the detector holds every template
+// of the control plane), with what the filter decided and a digest of its
+// spec, both worked out when it arrives.
 type cachedTemplate struct {
-	metav1.TypeMeta
-	metav1.ObjectMeta
+	*packedjson.Object
 	// ignored is the filter's verdict (templateFilter.ignored).
 	ignored bool
 	// digest changes exactly when the template changes in something other
 	// than its status and the API server's bookkeeping (specDigest).
 	digest uint64
-	raw    packedjson.Doc
 }
 
 var _ runtime.Object = &cachedTemplate{}
 
-// DeepCopyObject copies the metadata; the JSON is never changed in place.
+// DeepCopyObject copies the metadata; the packed JSON is shared.
 func (c *cachedTemplate) DeepCopyObject() runtime.Object {
-	out := &cachedTemplate{TypeMeta: c.TypeMeta, ignored: c.ignored, digest: c.digest, raw: c.raw}
-	c.DeepCopyInto(&out.ObjectMeta)
-	return out
-}
-
-// template decodes the template; the caller owns the result.
-func (c *cachedTemplate) template() (*unstructured.Unstructured, error) {
-	raw, err := c.raw.Unpack()
-	if err != nil {
-		return nil, fmt.Errorf("reading cached %s %s: %w", c.Kind, c.Name, err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(raw); err != nil {
-		return nil, fmt.Errorf("decoding cached %s %s: %w", c.Kind, c.Name, err)
-	}
-	return u, nil
+	return &cachedTemplate{Object: c.Object.DeepCopy(), ignored: c.ignored, digest: c.digest}
 }
 
 // compact turns a template from a watch into a cachedTemplate, without its
@@ -63,34 +44,15 @@ func (f templateFilter) compact(obj any) (any, error) {
 	if meta, ok := u.Object["metadata"].(map[string]any); ok {
 		delete(meta, "managedFields")
 	}
-	encoded, err := json.Marshal(u.Object)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s %s for the cache: %w", u.GetKind(), u.GetName(), err)
-	}
-	raw, err := packedjson.Pack(encoded)
-	if err != nil {
-		return nil, fmt.Errorf("packing %s %s for the cache: %w", u.GetKind(), u.GetName(), err)
-	}
 	digest, err := specDigest(u)
 	if err != nil {
 		return nil, err
 	}
-	return &cachedTemplate{
-		TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:         u.GetNamespace(),
-			Name:              u.GetName(),
-			UID:               u.GetUID(),
-			ResourceVersion:   u.GetResourceVersion(),
-			Generation:        u.GetGeneration(),
-			DeletionTimestamp: u.GetDeletionTimestamp(),
-			Labels:            u.GetLabels(),
-			Annotations:       u.GetAnnotations(),
-		},
-		ignored: f.ignored(u),
-		digest:  digest,
-		raw:     raw,
-	}, nil
+	packed, err := packedjson.PackObject(u)
+	if err != nil {
+		return nil, err
+	}
+	return &cachedTemplate{Object: packed, ignored: f.ignored(u), digest: digest}, nil
 }
 
 // cachedTemplateOf reads an item of a template informer's store.

@@ -51,7 +51,7 @@ func TestCompactTemplate(t *testing.T) {
 	if sel := c.selectable(); sel.Kind != "Deployment" || sel.APIVersion != "apps/v1" || sel.Name != "web" || sel.Labels["app"] != "web" {
 		t.Errorf("selectable %+v", sel)
 	}
-	got, err := c.template()
+	got, err := c.Unstructured()
 	if err != nil {
 		t.Fatal(err)
 	}

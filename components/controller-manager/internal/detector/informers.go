@@ -220,7 +220,7 @@ func (d *Detector) Template(gvk schema.GroupVersionKind, namespace, name string)
 	if !ok {
 		return nil, false
 	}
-	u, err := c.template()
+	u, err := c.Unstructured()
 	if err != nil {
 		return nil, false
 	}

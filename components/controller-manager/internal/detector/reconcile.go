@@ -56,7 +56,7 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 		// The garbage collector removes the binding with the template.
 		return nil
 	}
-	tmpl, err := cached.template()
+	tmpl, err := cached.Unstructured()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
 )
 
 func TestCompactForCache(t *testing.T) {
@@ -35,9 +37,9 @@ func TestCompactForCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := item.(*CachedObject)
+	c, ok := item.(*packedjson.Object)
 	if !ok {
-		t.Fatalf("cached as %T, want *CachedObject", item)
+		t.Fatalf("cached as %T, want *packedjson.Object", item)
 	}
 	// What keys, selectors and event handlers read comes without decoding.
 	m, err := meta.Accessor(c)
@@ -68,7 +70,7 @@ func TestCompactForCache(t *testing.T) {
 
 	// Each decode is the caller's own; copies share nothing it can change.
 	got.Object["spec"].(map[string]any)["replicas"] = int64(5)
-	copied := c.DeepCopyObject().(*CachedObject)
+	copied := c.DeepCopyObject().(*packedjson.Object)
 	copied.Labels["changed"] = "yes"
 	again, err := FromCache(c)
 	if err != nil {
