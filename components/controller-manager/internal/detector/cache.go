@@ -31,7 +31,7 @@ var _ runtime.Object = &cachedTemplate{}
 
 // DeepCopyObject copies the metadata; the packed JSON is shared.
 func (c *cachedTemplate) DeepCopyObject() runtime.Object {
-	return &cachedTemplate{Object: c.Object.DeepCopy(), ignored: c.ignored, digest: c.digest}
+	return &cachedTemplate{Object: c.DeepCopy(), ignored: c.ignored, digest: c.digest}
 }
 
 // compact turns a template from a watch into a cachedTemplate, without its
