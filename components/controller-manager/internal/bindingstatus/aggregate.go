@@ -1,10 +1,7 @@
 package bindingstatus
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +14,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
 )
 
 // Reasons and messages of the FullyApplied condition, as Karmada's.
@@ -163,31 +161,9 @@ func sameItems(a, b []workv1alpha2.AggregatedStatusItem) bool {
 		if x.ClusterName != y.ClusterName || x.Applied != y.Applied || x.AppliedMessage != y.AppliedMessage || x.Health != y.Health {
 			return false
 		}
-		if !sameRaw(x.Status, y.Status) {
+		if !manifeststatus.SameRaw(x.Status, y.Status) {
 			return false
 		}
 	}
 	return true
-}
-
-func sameRaw(a, b *runtime.RawExtension) bool {
-	ra, rb := rawOf(a), rawOf(b)
-	if bytes.Equal(ra, rb) {
-		return true
-	}
-	if len(ra) == 0 || len(rb) == 0 {
-		return false
-	}
-	var va, vb any
-	if json.Unmarshal(ra, &va) != nil || json.Unmarshal(rb, &vb) != nil {
-		return false
-	}
-	return reflect.DeepEqual(va, vb)
-}
-
-func rawOf(r *runtime.RawExtension) []byte {
-	if r == nil {
-		return nil
-	}
-	return r.Raw
 }

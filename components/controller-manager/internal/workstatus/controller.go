@@ -173,8 +173,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// back here.
 		return ctrl.Result{}, nil
 	}
-	reflectErr := r.reflect(ctx, work, targets, informers)
-	handedOver := r.reapplyIfDrifted(ctx, work, targets, informers)
+	observed := memberObjects(targets, informers)
+	reflectErr := r.reflect(ctx, work, targets, observed)
+	handedOver := r.reapplyIfDrifted(ctx, work, targets, observed)
 	switch {
 	case reflectErr != nil:
 		return ctrl.Result{}, reflectErr
@@ -192,31 +193,33 @@ func resourcesOf(targets []execution.Target) []schema.GroupVersionResource {
 	return gvrs
 }
 
-// memberObject is the cached member object of t, decoded for the caller.
-func memberObject(t execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) (obj *unstructured.Unstructured, found bool) {
-	item, found, err := informers[t.Mapping.Resource].GetStore().GetByKey(t.Key())
-	if err != nil || !found {
-		return nil, false
+// memberObjects decodes, once per reconcile, the cached member object of
+// each target; nil where there is none.
+func memberObjects(targets []execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(targets))
+	for i, t := range targets {
+		item, found, err := informers[t.Mapping.Resource].GetStore().GetByKey(t.Key())
+		if err != nil || !found {
+			continue
+		}
+		if obj, err := execution.FromCache(item); err == nil {
+			out[i] = obj
+		}
 	}
-	obj, err = execution.FromCache(item)
-	if err != nil {
-		return nil, false
-	}
-	return obj, true
+	return out
 }
 
 // reflect writes manifestStatuses from the member objects, with events for
 // what changed and what failed. Objects from the informers are only read.
-func (r *Reconciler) reflect(ctx context.Context, work *workv1alpha1.Work, targets []execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) error {
+func (r *Reconciler) reflect(ctx context.Context, work *workv1alpha1.Work, targets []execution.Target, observed []*unstructured.Unstructured) error {
 	reflector := manifeststatus.Reflector{Interpreter: r.Interpreter, Recorder: r.Recorder}
 	statuses := make([]workv1alpha1.ManifestStatus, 0, len(targets))
 	var errs []error
-	for _, t := range targets {
-		observed, found := memberObject(t, informers)
-		if !found || !execution.ManagedBy(observed, work) {
+	for i, t := range targets {
+		if observed[i] == nil || !execution.ManagedBy(observed[i], work) {
 			continue
 		}
-		ms, err := reflector.Reflect(ctx, work, t.Identifier(), t, observed)
+		ms, err := reflector.Reflect(ctx, work, t.Identifier(), t, observed[i])
 		statuses = append(statuses, ms)
 		if err != nil {
 			errs = append(errs, err)
@@ -239,18 +242,18 @@ func (r *Reconciler) reflect(ctx context.Context, work *workv1alpha1.Work, targe
 // its member objects went away or no longer has the desired values. It
 // reports false when that was needed but Reapply was full: never blocking
 // keeps a worker from hanging on a consumer that does not read.
-func (r *Reconciler) reapplyIfDrifted(ctx context.Context, work *workv1alpha1.Work, targets []execution.Target, informers map[schema.GroupVersionResource]cache.SharedIndexInformer) bool {
+func (r *Reconciler) reapplyIfDrifted(ctx context.Context, work *workv1alpha1.Work, targets []execution.Target, observed []*unstructured.Unstructured) bool {
 	if r.Reapply == nil || !dispatched(work) {
 		return true
 	}
 	log := ctrl.LoggerFrom(ctx)
-	for _, t := range targets {
-		observed, found := memberObject(t, informers)
+	for i, t := range targets {
+		found := observed[i] != nil
 		s := memberState{found: found}
 		if found {
-			s.managed = execution.ManagedBy(observed, work)
+			s.managed = execution.ManagedBy(observed[i], work)
 			if s.managed {
-				inSync, err := execution.InSync(ctx, r.Interpreter, t, observed)
+				inSync, err := execution.InSync(ctx, r.Interpreter, t, observed[i])
 				if err != nil {
 					log.Error(err, "Comparing the member object with its manifest", "object", t.String())
 					continue
