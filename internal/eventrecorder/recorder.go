@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -109,7 +110,8 @@ type Broadcaster struct {
 	written atomic.Int64
 
 	mu     sync.Mutex
-	recent *lru.Cache // key -> *entry
+	recent *lru.Cache // seriesKey -> *entry
+	seed   maphash.Seed
 }
 
 // New returns a Broadcaster writing through a client of cfg with the
@@ -136,6 +138,7 @@ func newBroadcaster(client eventsclient.EventsV1Interface, scheme *runtime.Schem
 		now:      time.Now,
 		queue:    make(chan *entry, opts.QueueSize),
 		recent:   lru.New(opts.SeriesCache),
+		seed:     maphash.MakeSeed(),
 	}
 }
 
@@ -166,15 +169,50 @@ func (b *Broadcaster) NewRecorder(controller string) events.EventRecorder {
 	return &recorder{b: b, controller: controller, instance: truncate(controller+"-"+b.hostname, 128)}
 }
 
-// key identifies isomorphic events: repeats of one another.
-type key struct {
-	regarding, related                    corev1.ObjectReference
-	eventType, reason, action, note, from string
+// seriesKey is a hash of what makes events isomorphic (repeats of one
+// another): regarding and related objects, type, reason, action, note and
+// reporting instance. The cache keeps thousands of entries, so it holds a
+// hash rather than a second copy of those fields; the entry's event is
+// compared on a hit.
+type seriesKey uint64
+
+func (b *Broadcaster) seriesKey(e *eventsv1.Event) seriesKey {
+	var h maphash.Hash
+	h.SetSeed(b.seed)
+	writeRef := func(ref *corev1.ObjectReference) {
+		if ref == nil {
+			h.WriteByte(0)
+			return
+		}
+		for _, f := range []string{ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, string(ref.UID), ref.FieldPath} {
+			h.WriteString(f)
+			h.WriteByte(0)
+		}
+	}
+	writeRef(&e.Regarding)
+	writeRef(e.Related)
+	for _, f := range []string{e.Type, e.Reason, e.Action, e.Note, e.ReportingInstance} {
+		h.WriteString(f)
+		h.WriteByte(0)
+	}
+	return seriesKey(h.Sum64())
+}
+
+// isomorphic: a and b are repeats of one another.
+func isomorphic(a, b *eventsv1.Event) bool {
+	sameRef := func(x, y *corev1.ObjectReference) bool {
+		if x == nil || y == nil {
+			return x == y
+		}
+		return x.APIVersion == y.APIVersion && x.Kind == y.Kind && x.Namespace == y.Namespace &&
+			x.Name == y.Name && x.UID == y.UID && x.FieldPath == y.FieldPath
+	}
+	return sameRef(&a.Regarding, &b.Regarding) && sameRef(a.Related, b.Related) && a.Type == b.Type &&
+		a.Reason == b.Reason && a.Action == b.Action && a.Note == b.Note && a.ReportingInstance == b.ReportingInstance
 }
 
 // entry is one Event: written, or waiting to be.
 type entry struct {
-	key key
 	// writing serialises the writes of the entry, so that a later write
 	// always carries the later count.
 	writing sync.Mutex
@@ -206,29 +244,13 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 		}
 	}
 	note = truncate(fmt.Sprintf(note, args...), maxNote)
-	k := key{regarding: *regardingRef, eventType: eventtype, reason: reason, action: action, note: note, from: r.instance}
-	if relatedRef != nil {
-		k.related = *relatedRef
-	}
 	now := b.now()
-
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if v, ok := b.recent.Get(k); ok {
-		e := v.(*entry)
-		if now.Sub(e.first) < b.opts.SeriesWindow {
-			e.count++
-			e.last = now
-			b.enqueueLocked(e)
-			return
-		}
-	}
 	namespace := regardingRef.Namespace
 	if namespace == "" {
 		namespace = metav1.NamespaceDefault
 	}
-	e := &entry{key: k, count: 1, first: now, last: now, event: &eventsv1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("%s.%x", regardingRef.Name, now.UnixNano())},
+	event := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Namespace: namespace},
 		EventTime:           metav1.NewMicroTime(now),
 		ReportingController: r.controller,
 		ReportingInstance:   r.instance,
@@ -238,7 +260,22 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 		Related:             relatedRef,
 		Note:                note,
 		Type:                eventtype,
-	}}
+	}
+	k := b.seriesKey(event)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v, ok := b.recent.Get(k); ok {
+		e := v.(*entry)
+		if now.Sub(e.first) < b.opts.SeriesWindow && isomorphic(e.event, event) {
+			e.count++
+			e.last = now
+			b.enqueueLocked(e)
+			return
+		}
+	}
+	event.Name = fmt.Sprintf("%s.%x", regardingRef.Name, now.UnixNano())
+	e := &entry{count: 1, first: now, last: now, event: event}
 	b.recent.Add(k, e)
 	b.enqueueLocked(e)
 }

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -37,6 +36,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/detector"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workstatus"
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
@@ -176,9 +176,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Logger: logger,
-		// No controller reads managed fields, often the biggest part of a
-		// Work or binding: the cache keeps thousands of each.
-		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		// The cache keeps thousands of Works and bindings: without managed
+		// fields, and Works' manifests and statuses deflated.
+		Cache:                   workcache.Options(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress:  opts.probeAddr,
 		PprofBindAddress:        opts.pprofAddr,

@@ -19,6 +19,7 @@ import (
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
@@ -305,6 +306,10 @@ func (r *Reconciler) syncCluster(ctx context.Context, v View, template, base *un
 			return
 		}
 		updated := existing.DeepCopy()
+		if err := workcache.Expand(updated); err != nil {
+			s.failures = append(s.failures, err)
+			return
+		}
 		d.apply(updated)
 		if err := r.Client.Update(ctx, updated); err != nil {
 			s.writeFailed(fmt.Errorf("updating Work %s: %w", key, err))

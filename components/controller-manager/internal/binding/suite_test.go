@@ -30,6 +30,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/names"
 	"github.com/flotilla-io/flotilla/lua"
@@ -162,6 +163,7 @@ func start(t *testing.T, workers int) *writeCounter {
 	}
 	mgr, err := ctrl.NewManager(apiConfig, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  workcache.Options(),
 		Logger:                 testLogger(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

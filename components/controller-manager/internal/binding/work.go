@@ -14,6 +14,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 )
 
 // desiredWork is what a binding's Work for one cluster should hold.
@@ -119,7 +120,11 @@ func (d *desiredWork) upToDate(existing *workv1alpha1.Work) (bool, error) {
 		len(existing.Spec.Workload.Manifests) != 1 {
 		return false, nil
 	}
-	return sameJSON(existing.Spec.Workload.Manifests[0].Raw, d.manifest)
+	stored, err := workcache.Manifest(existing, 0)
+	if err != nil {
+		return false, err
+	}
+	return sameJSON(stored, d.manifest)
 }
 
 // apply makes existing hold what d asks for, keeping its other labels,

@@ -29,6 +29,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/bindingstatus"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/names"
 	"github.com/flotilla-io/flotilla/lua"
@@ -126,6 +127,7 @@ func start(t *testing.T, workers int, grace time.Duration) {
 	}
 	mgr, err := ctrl.NewManager(apiConfig, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  workcache.Options(),
 		Logger:                 testLogger(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

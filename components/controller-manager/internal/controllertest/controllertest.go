@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 )
 
@@ -62,8 +63,10 @@ func Start(t *testing.T, cfg *rest.Config, setup func(ctrl.Manager, *Env) error)
 		t.Fatal(err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Logger:                 logger,
+		Scheme: scheme,
+		Logger: logger,
+		// As the controller-manager caches: Works packed.
+		Cache:                  workcache.Options(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Every test starts its own manager with the same controllers.

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
 )
 
@@ -22,7 +23,24 @@ func compactForCache(obj any) (any, error) {
 		delete(annotations, lastAppliedAnnotation)
 		u.SetAnnotations(annotations)
 	}
-	return packedjson.PackObject(u)
+	o, err := packedjson.PackObject(u)
+	if err != nil {
+		return nil, err
+	}
+	// Outside the packed copy, only what the work-status controller's event
+	// handler reads: the Work an object came from. Labels and annotations
+	// decoded for every member object would take more than the packed copy.
+	o.Labels, o.Annotations = nil, workOf(o.Annotations)
+	return o, nil
+}
+
+// workOf keeps the annotations that name the Work of a member object.
+func workOf(annotations map[string]string) map[string]string {
+	ns, name := annotations[workv1alpha1.WorkNamespaceAnnotation], annotations[workv1alpha1.WorkNameAnnotation]
+	if ns == "" && name == "" {
+		return nil
+	}
+	return map[string]string{workv1alpha1.WorkNamespaceAnnotation: ns, workv1alpha1.WorkNameAnnotation: name}
 }
 
 // FromCache decodes an item of a managed-object informer's store: a

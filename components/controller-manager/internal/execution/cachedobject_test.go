@@ -21,8 +21,10 @@ func TestCompactForCache(t *testing.T) {
 				"namespace": "apps", "name": "nginx", "uid": "u1", "resourceVersion": "42", "generation": int64(3),
 				"labels": map[string]any{"karmada.io/managed": "true"},
 				"annotations": map[string]any{
-					"work.karmada.io/name": "nginx-687f7fb96f",
-					lastAppliedAnnotation:  `{"huge":"copy"}`,
+					"work.karmada.io/name":      "nginx-687f7fb96f",
+					"work.karmada.io/namespace": "karmada-es-m1",
+					"app":                       "nginx",
+					lastAppliedAnnotation:       `{"huge":"copy"}`,
 				},
 				"managedFields": []any{map[string]any{"manager": "flotilla", "operation": "Apply"}},
 			},
@@ -47,9 +49,14 @@ func TestCompactForCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.GetNamespace() != "apps" || m.GetName() != "nginx" || m.GetResourceVersion() != "42" || m.GetGeneration() != 3 ||
-		m.GetLabels()["karmada.io/managed"] != "true" || m.GetAnnotations()["work.karmada.io/name"] != "nginx-687f7fb96f" ||
 		m.GetDeletionTimestamp() == nil {
 		t.Errorf("metadata not kept: %+v", c.ObjectMeta)
+	}
+	// Of labels and annotations, only the Work's name and namespace stay
+	// outside the packed copy.
+	wantAnnotations := map[string]string{"work.karmada.io/name": "nginx-687f7fb96f", "work.karmada.io/namespace": "karmada-es-m1"}
+	if diff := cmp.Diff(wantAnnotations, m.GetAnnotations()); diff != "" || m.GetLabels() != nil {
+		t.Errorf("unpacked annotations (-want +got):\n%s\nlabels %v, want none", diff, m.GetLabels())
 	}
 	if c.GetObjectKind().GroupVersionKind().Kind != "Deployment" {
 		t.Errorf("kind %q, want Deployment", c.GetObjectKind().GroupVersionKind().Kind)
@@ -71,12 +78,12 @@ func TestCompactForCache(t *testing.T) {
 	// Each decode is the caller's own; copies share nothing it can change.
 	got.Object["spec"].(map[string]any)["replicas"] = int64(5)
 	copied := c.DeepCopyObject().(*packedjson.Object)
-	copied.Labels["changed"] = "yes"
+	copied.Annotations["changed"] = "yes"
 	again, err := FromCache(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, _, _ := unstructured.NestedInt64(again.Object, "spec", "replicas"); r != 2 || c.Labels["changed"] != "" {
+	if r, _, _ := unstructured.NestedInt64(again.Object, "spec", "replicas"); r != 2 || c.Annotations["changed"] != "" {
 		t.Errorf("the cached object changed through a decoded copy or a deep copy")
 	}
 

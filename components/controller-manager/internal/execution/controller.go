@@ -45,6 +45,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/names"
@@ -226,6 +227,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	work := &workv1alpha1.Work{}
 	if err := r.Client.Get(ctx, req.NamespacedName, work); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if err := workcache.Expand(work); err != nil {
+		return ctrl.Result{}, err
 	}
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {

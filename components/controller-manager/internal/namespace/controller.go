@@ -53,6 +53,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
 	"github.com/flotilla-io/flotilla/internal/names"
 	"github.com/flotilla-io/flotilla/internal/overrides"
@@ -285,6 +286,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, &existing, client.MatchingFields{WorkNameIndex: workName(req.Name)}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing Works: %w", err)
 	}
+	for i := range existing.Items {
+		if err := workcache.Expand(&existing.Items[i]); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	del, release := unwanted(existing.Items, clusterNames(targets), p)
 	var errs []error
 	for _, w := range del {
@@ -347,6 +353,9 @@ func (r *Reconciler) syncCluster(ctx context.Context, ns *metav1.PartialObjectMe
 	}
 	work := workIdentity{namespace: key.Namespace, name: key.Name}
 	if found {
+		if err := workcache.Expand(existing); err != nil {
+			return err
+		}
 		if !existing.DeletionTimestamp.IsZero() {
 			// Made again once gone: its deletion requeues the namespace.
 			return nil

@@ -65,3 +65,36 @@ func (d Doc) Unpack() ([]byte, error) {
 
 // Size is how many bytes the packed document takes.
 func (d Doc) Size() int { return len(d.packed) }
+
+// rawMagic starts a packed RawExtension. No JSON document starts with a NUL
+// byte, so a packed value is never mistaken for JSON or the other way round.
+const rawMagic = "\x00pj1"
+
+// PackRaw deflates a JSON value kept in a RawExtension, such as a Work's
+// manifest, into bytes that UnpackRaw recognises. Typed objects in a cache
+// keep their shape this way; only the RawExtension's bytes change.
+func PackRaw(raw []byte) ([]byte, error) {
+	if len(raw) == 0 || IsPackedRaw(raw) {
+		return raw, nil
+	}
+	doc, err := Pack(raw)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(rawMagic)+len(doc.packed))
+	return append(append(out, rawMagic...), doc.packed...), nil
+}
+
+// UnpackRaw returns the JSON of a value packed by PackRaw, and any other
+// value as it is.
+func UnpackRaw(raw []byte) ([]byte, error) {
+	if !IsPackedRaw(raw) {
+		return raw, nil
+	}
+	return Doc{packed: raw[len(rawMagic):]}.Unpack()
+}
+
+// IsPackedRaw reports whether raw was packed by PackRaw.
+func IsPackedRaw(raw []byte) bool {
+	return bytes.HasPrefix(raw, []byte(rawMagic))
+}

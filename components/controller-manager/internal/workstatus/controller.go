@@ -36,6 +36,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/names"
@@ -123,6 +124,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting Work: %w", err)
+	}
+	if err := workcache.Expand(work); err != nil {
+		return ctrl.Result{}, err
 	}
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: clusterName}, cluster); err != nil {
