@@ -24,6 +24,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +38,26 @@ import (
 	"k8s.io/client-go/tools/reference"
 	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
+
+// Metrics of every Broadcaster in the process, on the controller-runtime
+// metrics endpoint: dropped events are the sign that --event-qps is too low
+// for the load, or the control plane too slow.
+var (
+	droppedTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "flotilla_events_dropped_total",
+		Help: "Events not recorded because the event queue was full.",
+	})
+	writtenTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "flotilla_events_written_total",
+		Help: "Event writes (creates and series updates) that reached the API server.",
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(droppedTotal, writtenTotal)
+}
 
 // Defaults of Options.
 const (
@@ -291,6 +312,7 @@ func (b *Broadcaster) enqueueLocked(e *entry) {
 		e.queued = true
 	default:
 		b.dropped.Add(1)
+		droppedTotal.Inc()
 	}
 }
 
@@ -349,6 +371,7 @@ func (b *Broadcaster) write(ctx context.Context, e *entry) {
 		return
 	}
 	b.written.Add(1)
+	writtenTotal.Inc()
 	b.mu.Lock()
 	e.created = true
 	b.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -188,12 +189,16 @@ func TestFullQueueDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := b.NewRecorder("test")
+	droppedBefore := testutil.ToFloat64(droppedTotal)
 	// Nothing drains the queue before Start: the third and later are dropped.
 	for i := range 5 {
 		rec.Eventf(configMap(ns, fmt.Sprintf("app-%d", i)), nil, corev1.EventTypeNormal, "SyncSucceed", "Sync", "n")
 	}
 	if got := b.Dropped(); got != 3 {
 		t.Errorf("Dropped() = %d, want 3", got)
+	}
+	if got := testutil.ToFloat64(droppedTotal) - droppedBefore; got != 3 {
+		t.Errorf("flotilla_events_dropped_total grew by %v, want 3", got)
 	}
 	start(t, b)
 	events := eventsOf(t, ns, 2)
