@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -31,7 +32,8 @@ import (
 var (
 	cmArgs    = flag.String("bench.cm-args", "", "Extra flags for the controller-manager, space-separated.")
 	schedArgs = flag.String("bench.sched-args", "", "Extra flags for the scheduler, space-separated.")
-	cmEnv     = flag.String("bench.cm-env", "", `Extra environment of the controller-manager, space-separated, e.g. "GOMEMLIMIT=250MiB" as a deployment with a memory limit sets it.`)
+	cmEnv     = flag.String("bench.cm-env", "", `Extra environment of the controller-manager, space-separated, e.g. "GOMEMLIMIT=270MiB", what --memory-limit-ratio sets in a container limited to 300 MiB.`)
+	cmMemory  = flag.String("bench.cm-memory-limit", "", `Run the controller-manager in a memory cgroup of its own with this limit, e.g. "300Mi", as a container with a memory limit; needs root. Going over the limit kills it and fails the run.`)
 	sizes     = flag.String("bench.sizes", "1000,5000", "Template counts of BenchmarkPropagation's cases, comma-separated.")
 	keep      = flag.Bool("bench.keep", false, "Keep the work directory (logs, kubeconfig) even when everything passes.")
 )
@@ -139,17 +141,29 @@ func setUp(ctx context.Context, workDir string) (*env, func() error, error) {
 	// Both serve nothing: the probes' and metrics' default ports would clash
 	// with each other and with anything else on the machine.
 	common := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}
-	if *cmArgs != "" || *cmEnv != "" {
-		fmt.Fprintf(os.Stderr, "controller-manager flags %q, environment %q\n", *cmArgs, *cmEnv)
+	if *cmArgs != "" || *cmEnv != "" || *cmMemory != "" {
+		fmt.Fprintf(os.Stderr, "controller-manager flags %q, environment %q, memory limit %q\n", *cmArgs, *cmEnv, *cmMemory)
+	}
+	var cgroup *memoryCgroup
+	if *cmMemory != "" {
+		limit, err := resource.ParseQuantity(*cmMemory)
+		if err != nil {
+			return nil, stop, fmt.Errorf("-bench.cm-memory-limit: %w", err)
+		}
+		if cgroup, err = newMemoryCgroup(fmt.Sprintf("flotilla-bench-%d-controller-manager", os.Getpid()), limit.Value()); err != nil {
+			return nil, stop, fmt.Errorf("-bench.cm-memory-limit: %w", err)
+		}
+		// Removed after the controller-manager has stopped (stops run last first).
+		stops = append(stops, cgroup.remove)
 	}
 	e.cm, err = startComponent("controller-manager", filepath.Join(binDir, "controller-manager"),
-		append(common, strings.Fields(*cmArgs)...), strings.Fields(*cmEnv), fed.KubeconfigPath, logDir)
+		append(common, strings.Fields(*cmArgs)...), strings.Fields(*cmEnv), fed.KubeconfigPath, logDir, cgroup)
 	if err != nil {
 		return nil, stop, err
 	}
 	stops = append(stops, e.cm.stop)
 	e.sched, err = startComponent("scheduler", filepath.Join(binDir, "scheduler"),
-		append(common, strings.Fields(*schedArgs)...), nil, fed.KubeconfigPath, logDir)
+		append(common, strings.Fields(*schedArgs)...), nil, fed.KubeconfigPath, logDir, nil)
 	if err != nil {
 		return nil, stop, err
 	}

@@ -113,8 +113,8 @@ type component struct {
 }
 
 // startComponent runs binary with args against the kubeconfig's current
-// context, logging to <logDir>/<name>.log.
-func startComponent(name, binary string, args, env []string, kubeconfig, logDir string) (*component, error) {
+// context, logging to <logDir>/<name>.log, in cgroup unless it is nil.
+func startComponent(name, binary string, args, env []string, kubeconfig, logDir string, cgroup *memoryCgroup) (*component, error) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -130,6 +130,10 @@ func startComponent(name, binary string, args, env []string, kubeconfig, logDir 
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
+	}
+	if cgroup != nil {
+		binary, args = cgroup.wrap(binary, args)
+		env = append(env, cgroup.env()...)
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig), env...)

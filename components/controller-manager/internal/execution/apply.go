@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -114,13 +116,49 @@ func (r *Reconciler) applyTarget(ctx context.Context, clients *membercluster.Cli
 	return applied, true, nil
 }
 
-// resourceFor is the dynamic client of the target's resource.
+// resourceFor is the dynamic client of the target's resource, each request
+// bounded by memberRequestTimeout.
 func resourceFor(clients *membercluster.Clients, t *Target) dynamic.ResourceInterface {
 	res := clients.Dynamic.Resource(t.Mapping.Resource)
 	if ns := t.Desired.GetNamespace(); ns != "" {
-		return res.Namespace(ns)
+		return timedResource{res.Namespace(ns)}
 	}
-	return res
+	return timedResource{res}
+}
+
+// memberRequestTimeout bounds one request to a member. A member that drops
+// packets, rather than refusing connections, would otherwise hold a worker
+// for as long as TCP takes to give up (minutes), and with it a share of the
+// workers every member's Works need.
+const memberRequestTimeout = 30 * time.Second
+
+// timedResource bounds the requests the execution controller makes.
+type timedResource struct {
+	dynamic.ResourceInterface
+}
+
+func (t timedResource) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, memberRequestTimeout)
+	defer cancel()
+	return t.ResourceInterface.Get(ctx, name, opts, sub...)
+}
+
+func (t timedResource) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, memberRequestTimeout)
+	defer cancel()
+	return t.ResourceInterface.Apply(ctx, name, obj, opts, sub...)
+}
+
+func (t timedResource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, memberRequestTimeout)
+	defer cancel()
+	return t.ResourceInterface.Patch(ctx, name, pt, data, opts, sub...)
+}
+
+func (t timedResource) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, sub ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, memberRequestTimeout)
+	defer cancel()
+	return t.ResourceInterface.Delete(ctx, name, opts, sub...)
 }
 
 // observe returns the member object of the target, or nil if there is none.
