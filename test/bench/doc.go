@@ -21,6 +21,12 @@
 //
 //	go test ./test/bench ... -args -bench.cm-args='--kube-api-qps=400 --kube-api-burst=800'
 //
+// The controller-manager as a container with a memory limit runs it: -args
+// -bench.cm-memory-limit=300Mi puts it in a memory cgroup of that size
+// (root only), where it sets its Go soft memory limit from the cgroup's and
+// is killed, failing the run, if it goes over; -bench.cm-env=GOMEMLIMIT=...
+// sets the soft limit alone.
+//
 // Profiles of a case, to see where the time goes: -args
 // -bench.profile-dir=DIR writes, for each case, 30-second CPU profiles of
 // the control-plane kube-apiserver, the controller-manager and the

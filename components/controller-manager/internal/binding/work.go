@@ -1,7 +1,6 @@
 package binding
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -120,11 +119,7 @@ func (d *desiredWork) upToDate(existing *workv1alpha1.Work) (bool, error) {
 		len(existing.Spec.Workload.Manifests) != 1 {
 		return false, nil
 	}
-	stored, err := workcache.Manifest(existing, 0)
-	if err != nil {
-		return false, err
-	}
-	return sameJSON(stored, d.manifest)
+	return workcache.SameManifest(existing, 0, d.manifest)
 }
 
 // apply makes existing hold what d asks for, keeping its other labels,
@@ -165,43 +160,4 @@ func containsAny(have map[string]string, keys []string) bool {
 		}
 	}
 	return false
-}
-
-// sameJSON compares a stored manifest with a rendered one. The API server
-// re-encodes what it stores, so equal bytes are the common case; otherwise
-// both are compared as decoded values.
-func sameJSON(stored, rendered []byte) (bool, error) {
-	if bytes.Equal(stored, rendered) {
-		return true, nil
-	}
-	a, err := decodeJSON(stored)
-	if err != nil {
-		// A manifest we cannot read is one to rewrite.
-		return false, nil //nolint:nilerr // rewriting is the answer to a broken manifest
-	}
-	b, err := decodeJSON(rendered)
-	if err != nil {
-		return false, fmt.Errorf("decoding rendered manifest: %w", err)
-	}
-	ca, err := json.Marshal(a)
-	if err != nil {
-		return false, nil //nolint:nilerr // as above
-	}
-	cb, err := json.Marshal(b)
-	if err != nil {
-		return false, fmt.Errorf("encoding rendered manifest: %w", err)
-	}
-	return bytes.Equal(ca, cb), nil
-}
-
-// decodeJSON keeps numbers as written, so that large integers compare
-// exactly.
-func decodeJSON(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }

@@ -92,9 +92,6 @@ func manifestStatusOf(work *workv1alpha1.Work, ref workv1alpha2.ObjectReference)
 	return nil
 }
 
-// fullyApplied is the FullyApplied condition for items, one per cluster
-// where the binding should be: True when every one is applied. A binding
-// with no cluster is not applied anywhere.
 // settling reports whether a binding that has never been aggregated is
 // still on its first way out: not scheduled yet, or with Works not yet
 // created or not yet reported, and nothing failed, for at most
@@ -120,6 +117,9 @@ func settling(v binding.View, items []workv1alpha2.AggregatedStatusItem, now tim
 	return inProgress
 }
 
+// fullyApplied is the FullyApplied condition for items, one per cluster
+// where the binding should be: True when every one is applied. A binding
+// with no cluster is not applied anywhere.
 func fullyApplied(items []workv1alpha2.AggregatedStatusItem, generation int64) metav1.Condition {
 	cond := metav1.Condition{
 		Type:               workv1alpha2.FullyApplied,

@@ -1,11 +1,9 @@
 package namespace
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
 
@@ -330,7 +329,8 @@ func (d *desiredWork) upToDate(existing *workv1alpha1.Work) bool {
 		len(existing.Spec.Workload.Manifests) != 1 {
 		return false
 	}
-	return sameJSON(existing.Spec.Workload.Manifests[0].Raw, d.manifest)
+	same, err := workcache.SameManifest(existing, 0, d.manifest)
+	return err == nil && same
 }
 
 // isOwner: ref is the owner reference d asks for.
@@ -380,29 +380,4 @@ func containsAny(have map[string]string, keys []string) bool {
 		}
 	}
 	return false
-}
-
-// sameJSON compares a stored manifest with a rendered one. The API server
-// re-encodes what it stores, so equal bytes are the common case; otherwise
-// both are compared as decoded values. A stored manifest that does not
-// decode is one to rewrite.
-func sameJSON(stored, rendered []byte) bool {
-	if bytes.Equal(stored, rendered) {
-		return true
-	}
-	a, errA := decodeJSON(stored)
-	b, errB := decodeJSON(rendered)
-	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
-}
-
-// decodeJSON keeps numbers as written, so that large integers compare
-// exactly.
-func decodeJSON(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }

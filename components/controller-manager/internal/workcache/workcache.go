@@ -8,7 +8,10 @@
 package workcache
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,12 +94,32 @@ func Expand(w *workv1alpha1.Work) error {
 	return nil
 }
 
-// Manifest returns the JSON of manifest i of w without changing w, which
-// may be the cache's own copy.
-func Manifest(w *workv1alpha1.Work, i int) ([]byte, error) {
-	raw, err := packedjson.UnpackRaw(w.Spec.Workload.Manifests[i].Raw)
-	if err != nil {
-		return nil, fmt.Errorf("reading manifest %d of Work %s/%s: %w", i, w.Namespace, w.Name, err)
+// SameManifest reports whether manifest i of w, packed or not, is the
+// rendered one. The API server re-encodes what it stores, so equal bytes
+// are the common case; otherwise both are compared as decoded values. A
+// stored manifest that cannot be read is one to rewrite: it compares
+// unequal. The error is for a rendered manifest that is not JSON.
+func SameManifest(w *workv1alpha1.Work, i int, rendered []byte) (bool, error) {
+	stored, unpackErr := packedjson.UnpackRaw(w.Spec.Workload.Manifests[i].Raw)
+	if unpackErr == nil && bytes.Equal(stored, rendered) {
+		return true, nil
 	}
-	return raw, nil
+	want, err := decodeJSON(rendered)
+	if err != nil {
+		return false, fmt.Errorf("decoding rendered manifest: %w", err)
+	}
+	have, decodeErr := decodeJSON(stored)
+	return unpackErr == nil && decodeErr == nil && reflect.DeepEqual(have, want), nil
+}
+
+// decodeJSON keeps numbers as written, so that large integers compare
+// exactly.
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }

@@ -48,13 +48,9 @@ func TestPackExpand(t *testing.T) {
 		t.Errorf("statuses after packing: %+v", w.Status.ManifestStatuses)
 	}
 
-	// Read without changing the cached copy.
-	m, err := Manifest(w, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(m) != deployment || !packedjson.IsPackedRaw(w.Spec.Workload.Manifests[0].Raw) {
-		t.Errorf("Manifest = %s, or it changed the Work", m)
+	// Compared without changing the cached copy.
+	if same, err := SameManifest(w, 0, []byte(deployment)); !same || err != nil || !packedjson.IsPackedRaw(w.Spec.Workload.Manifests[0].Raw) {
+		t.Errorf("SameManifest = %v, %v, or it changed the Work", same, err)
 	}
 
 	// Packing twice (an informer's resync hands the same object again)
@@ -115,9 +111,9 @@ func TestPackedWorkIsSmaller(t *testing.T) {
 	if len(raw) >= len(big)*3/4 {
 		t.Errorf("packed manifest %d bytes of %d", len(raw), len(big))
 	}
-	m, err := Manifest(packed.(*workv1alpha1.Work), 0)
+	m, err := packedjson.UnpackRaw(raw)
 	if err != nil || !bytes.Equal(m, []byte(big)) {
-		t.Errorf("Manifest = %s, %v", m, err)
+		t.Errorf("unpacked %s, %v", m, err)
 	}
 }
 
@@ -127,5 +123,46 @@ func TestExpandCorrupt(t *testing.T) {
 	err := Expand(w)
 	if err == nil || !strings.Contains(err.Error(), "manifest 0 of Work karmada-es-m1/nginx-687f7fb96f") {
 		t.Errorf("Expand of a corrupt manifest: %v", err)
+	}
+}
+
+func TestSameManifest(t *testing.T) {
+	packedWork := func(raw string) *workv1alpha1.Work {
+		w := work()
+		w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(raw)}}}
+		packed, err := Pack(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return packed.(*workv1alpha1.Work)
+	}
+	plainWork := func(raw string) *workv1alpha1.Work {
+		w := work()
+		w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(raw)}}}
+		return w
+	}
+	tests := []struct {
+		name     string
+		stored   *workv1alpha1.Work
+		rendered string
+		want     bool
+		wantErr  bool
+	}{
+		{"same bytes", plainWork(`{"a":1,"b":"x"}`), `{"a":1,"b":"x"}`, true, false},
+		{"same bytes, packed", packedWork(`{"a":1,"b":"x"}`), `{"a":1,"b":"x"}`, true, false},
+		{"keys reordered", packedWork(`{"b":"x","a":1}`), `{"a":1,"b":"x"}`, true, false},
+		{"a value differs", packedWork(`{"a":1,"b":"x"}`), `{"a":2,"b":"x"}`, false, false},
+		{"large integers exactly", plainWork(`{"n":9007199254740993}`), `{"n":9007199254740992}`, false, false},
+		{"stored not JSON: rewrite", plainWork(`{"a":`), `{"a":1}`, false, false},
+		{"stored packed but corrupt: rewrite", plainWork("\x00pj1 garbage"), `{"a":1}`, false, false},
+		{"rendered not JSON", plainWork(`{"a":1}`), `{"a":`, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SameManifest(tt.stored, 0, []byte(tt.rendered))
+			if got != tt.want || (err != nil) != tt.wantErr {
+				t.Errorf("SameManifest = %v, %v; want %v, error %v", got, err, tt.want, tt.wantErr)
+			}
+		})
 	}
 }
