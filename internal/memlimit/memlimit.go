@@ -9,6 +9,7 @@ package memlimit
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"math"
@@ -17,6 +18,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/go-logr/logr"
 )
 
 // DefaultRatio leaves a tenth of the container's limit to what the Go
@@ -132,4 +135,26 @@ func controllerListed(list, controller string) bool {
 		}
 	}
 	return false
+}
+
+// BindFlag registers --memory-limit-ratio on flags.
+func BindFlag(flags *flag.FlagSet) *float64 {
+	return flags.Float64("memory-limit-ratio", DefaultRatio,
+		"Fraction of the container's memory limit (cgroup) given to Go as its soft memory limit, so that the garbage collector works harder near the limit instead of the process being killed; 0 disables it, and GOMEMLIMIT overrides it.")
+}
+
+// Apply sets the soft memory limit as Set does and logs the outcome. Only
+// an invalid ratio is an error; a limit that cannot be read is logged, and
+// the process goes on without one.
+func Apply(ratio float64, logger logr.Logger) error {
+	limit, err := Set(ratio)
+	switch {
+	case errors.Is(err, ErrInvalidRatio):
+		return fmt.Errorf("--memory-limit-ratio: %w", err)
+	case err != nil:
+		logger.Error(err, "Running without a soft memory limit")
+	case limit > 0:
+		logger.Info("Set Go's soft memory limit from the container's memory limit", "bytes", limit)
+	}
+	return nil
 }

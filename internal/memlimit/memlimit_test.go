@@ -2,8 +2,11 @@ package memlimit
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/go-logr/logr"
 )
 
 func TestCgroupLimit(t *testing.T) {
@@ -65,5 +68,16 @@ func TestSetRespectsGOMEMLIMIT(t *testing.T) {
 func TestSetRejectsRatio(t *testing.T) {
 	if _, err := Set(1.5); !errors.Is(err, ErrInvalidRatio) {
 		t.Error("Set(1.5) accepted")
+	}
+}
+
+func TestApply(t *testing.T) {
+	err := Apply(-0.5, logr.Discard())
+	if !errors.Is(err, ErrInvalidRatio) || !strings.Contains(err.Error(), "--memory-limit-ratio") {
+		t.Errorf("Apply(-0.5) = %v, want an error naming --memory-limit-ratio", err)
+	}
+	t.Setenv("GOMEMLIMIT", "100MiB")
+	if err := Apply(DefaultRatio, logr.Discard()); err != nil {
+		t.Errorf("Apply with GOMEMLIMIT = %v", err)
 	}
 }

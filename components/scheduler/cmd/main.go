@@ -4,7 +4,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"os"
 
@@ -19,8 +18,7 @@ import (
 func main() {
 	var opts app.Options
 	opts.BindFlags(flag.CommandLine)
-	memoryLimitRatio := flag.Float64("memory-limit-ratio", memlimit.DefaultRatio,
-		"Fraction of the container's memory limit (cgroup) given to Go as its soft memory limit, so that the garbage collector works harder near the limit instead of the process being killed; 0 disables it, and GOMEMLIMIT overrides it.")
+	memoryLimitRatio := memlimit.BindFlag(flag.CommandLine)
 	// klog's text logger and its -v / -vmodule flags, like other Kubernetes
 	// components.
 	logConfig := textlogger.NewConfig()
@@ -30,14 +28,9 @@ func main() {
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
 
-	switch limit, err := memlimit.Set(*memoryLimitRatio); {
-	case errors.Is(err, memlimit.ErrInvalidRatio):
-		logger.Error(err, "Invalid --memory-limit-ratio")
+	if err := memlimit.Apply(*memoryLimitRatio, logger); err != nil {
+		logger.Error(err, "Invalid flag")
 		os.Exit(2)
-	case err != nil:
-		logger.Error(err, "Running without a soft memory limit")
-	case limit > 0:
-		logger.Info("Set Go's soft memory limit from the container's memory limit", "bytes", limit)
 	}
 
 	if err := app.Run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), opts, logger); err != nil {
