@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,32 +25,24 @@ const cgroupRoot = "/sys/fs/cgroup"
 // cgroup v2 hierarchy when it has the memory controller, else under cgroup
 // v1's memory hierarchy. It needs root, or a delegated cgroup tree.
 func newMemoryCgroup(name string, limit int64) (*memoryCgroup, error) {
-	v2, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.controllers"))
+	// cgroup v1's files, unless v2 has the memory controller.
+	dir, limitFile, swapFile := filepath.Join(cgroupRoot, "memory", name), "memory.limit_in_bytes", "memory.swappiness"
+	controllers, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.controllers"))
 	switch {
-	case err == nil && strings.Contains(" "+strings.TrimSpace(string(v2))+" ", " memory "):
-		dir := filepath.Join(cgroupRoot, name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("making cgroup %s: %w", dir, err)
-		}
-		cg := &memoryCgroup{dir: dir}
-		if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
-			return nil, errors.Join(fmt.Errorf("limiting cgroup %s: %w", dir, err), cg.remove())
-		}
-		// No swapping: the limit is the memory the component may use.
-		_ = os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0o644)
-		return cg, nil
+	case err == nil && slices.Contains(strings.Fields(string(controllers)), "memory"):
+		dir, limitFile, swapFile = filepath.Join(cgroupRoot, name), "memory.max", "memory.swap.max"
 	case err != nil && !os.IsNotExist(err):
 		return nil, fmt.Errorf("reading cgroup controllers: %w", err)
 	}
-	dir := filepath.Join(cgroupRoot, "memory", name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("making cgroup %s (needs root and cgroup v1's memory hierarchy, or v2 with the memory controller): %w", dir, err)
 	}
 	cg := &memoryCgroup{dir: dir}
-	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, limitFile), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
 		return nil, errors.Join(fmt.Errorf("limiting cgroup %s: %w", dir, err), cg.remove())
 	}
-	_ = os.WriteFile(filepath.Join(dir, "memory.swappiness"), []byte("0"), 0o644)
+	// No swapping: the limit is the memory the component may use.
+	_ = os.WriteFile(filepath.Join(dir, swapFile), []byte("0"), 0o644)
 	return cg, nil
 }
 

@@ -2,7 +2,6 @@ package bindingstatus
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 )
 
 // Reasons and messages of the FullyApplied condition, as Karmada's.
@@ -37,38 +37,42 @@ const (
 // whose Work is not applied reports why and Unknown health, without
 // status; an applied one reports the reflected status and health of the
 // template's manifest.
-func itemFor(cluster string, work *workv1alpha1.Work, ref workv1alpha2.ObjectReference) workv1alpha2.AggregatedStatusItem {
+func itemFor(cluster string, work *workv1alpha1.Work, ref workv1alpha2.ObjectReference) (workv1alpha2.AggregatedStatusItem, error) {
 	item := workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}
 	switch {
 	case work == nil:
 		item.AppliedMessage = messageNoWork
-		return item
+		return item, nil
 	case !work.DeletionTimestamp.IsZero():
 		item.AppliedMessage = messageWorkDeleting
-		return item
+		return item, nil
 	}
 	cond := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
 	switch {
 	case cond == nil:
 		item.AppliedMessage = messageNotApplied
-		return item
+		return item, nil
 	case cond.Status != metav1.ConditionTrue:
 		item.AppliedMessage = cond.Message
 		if item.AppliedMessage == "" {
 			item.AppliedMessage = cond.Reason
 		}
-		return item
+		return item, nil
 	}
 	item.Applied = true
 	if ms := manifestStatusOf(work, ref); ms != nil {
-		if ms.Status != nil && len(ms.Status.Raw) > 0 {
-			item.Status = &runtime.RawExtension{Raw: slices.Clone(ms.Status.Raw)}
+		raw, err := workcache.StatusJSON(ms)
+		if err != nil {
+			return item, err
+		}
+		if raw != nil {
+			item.Status = &runtime.RawExtension{Raw: raw}
 		}
 		if ms.Health != "" {
 			item.Health = workv1alpha2.ResourceHealth(ms.Health)
 		}
 	}
-	return item
+	return item, nil
 }
 
 // manifestStatusOf finds the status of the template's manifest in a Work:

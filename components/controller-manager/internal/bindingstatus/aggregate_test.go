@@ -117,7 +117,10 @@ func TestItemFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := itemFor("m1", tt.work, deploymentRef)
+			got, err := itemFor("m1", tt.work, deploymentRef)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("itemFor (-want +got):\n%s", diff)
 			}

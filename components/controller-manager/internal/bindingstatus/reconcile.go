@@ -17,7 +17,6 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
@@ -122,8 +121,8 @@ func (r *Reconciler) collect(ctx context.Context, v binding.View) ([]workv1alpha
 	items := make([]workv1alpha2.AggregatedStatusItem, 0, len(clusters))
 	for _, c := range clusters {
 		w := &workv1alpha1.Work{}
-		// A copy: its statuses are expanded from the cache's packed form.
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: names.ExecutionSpace(c), Name: name}, w)
+		// Without a copy: only read, the status it needs unpacked on its own.
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: names.ExecutionSpace(c), Name: name}, w, client.UnsafeDisableDeepCopy)
 		switch {
 		case apierrors.IsNotFound(err):
 			w = nil
@@ -131,12 +130,12 @@ func (r *Reconciler) collect(ctx context.Context, v binding.View) ([]workv1alpha
 			return nil, fmt.Errorf("reading Work of cluster %s: %w", c, err)
 		case !v.Owns(w.Labels, w.Annotations):
 			w = nil
-		default:
-			if err := workcache.Expand(w); err != nil {
-				return nil, err
-			}
 		}
-		items = append(items, itemFor(c, w, ref))
+		item, err := itemFor(c, w, ref)
+		if err != nil {
+			return nil, fmt.Errorf("aggregating the Work of cluster %s: %w", c, err)
+		}
+		items = append(items, item)
 	}
 	return items, nil
 }

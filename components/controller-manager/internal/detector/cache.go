@@ -48,7 +48,7 @@ func (f templateFilter) compact(obj any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	packed, err := packedjson.PackObject(u)
+	packed, err := packedjson.PackObject(u, u.GetLabels(), u.GetAnnotations())
 	if err != nil {
 		return nil, err
 	}

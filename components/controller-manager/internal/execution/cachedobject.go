@@ -18,25 +18,18 @@ func compactForCache(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	u.SetManagedFields(nil)
-	if annotations := u.GetAnnotations(); annotations[lastAppliedAnnotation] != "" {
-		delete(annotations, lastAppliedAnnotation)
-		u.SetAnnotations(annotations)
-	}
-	o, err := packedjson.PackObject(u)
-	if err != nil {
-		return nil, err
-	}
-	// Outside the packed copy, only what the work-status controller's event
-	// handler reads: the Work an object came from. Labels and annotations
-	// decoded for every member object would take more than the packed copy.
-	o.Labels, o.Annotations = nil, workOf(o.Annotations)
-	return o, nil
+	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	unstructured.RemoveNestedField(u.Object, "metadata", "annotations", lastAppliedAnnotation)
+	// Decoded outside the packed copy, only what the work-status
+	// controller's event handler reads: the Work an object came from.
+	// Every label and annotation decoded would take more than the packed copy.
+	return packedjson.PackObject(u, nil, workOf(u))
 }
 
 // workOf keeps the annotations that name the Work of a member object.
-func workOf(annotations map[string]string) map[string]string {
-	ns, name := annotations[workv1alpha1.WorkNamespaceAnnotation], annotations[workv1alpha1.WorkNameAnnotation]
+func workOf(u *unstructured.Unstructured) map[string]string {
+	ns, _, _ := unstructured.NestedString(u.Object, "metadata", "annotations", workv1alpha1.WorkNamespaceAnnotation)
+	name, _, _ := unstructured.NestedString(u.Object, "metadata", "annotations", workv1alpha1.WorkNameAnnotation)
 	if ns == "" && name == "" {
 		return nil
 	}

@@ -21,8 +21,10 @@ type Object struct {
 
 var _ runtime.Object = &Object{}
 
-// PackObject packs u as it is; u is only read.
-func PackObject(u *unstructured.Unstructured) (*Object, error) {
+// PackObject packs u as it is; u is only read. Of u's labels and
+// annotations, the Object keeps decoded those given, what its readers look
+// up without unpacking; all of them stay in the packed copy.
+func PackObject(u *unstructured.Unstructured, labels, annotations map[string]string) (*Object, error) {
 	encoded, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s %s: %w", u.GetKind(), u.GetName(), err)
@@ -40,8 +42,8 @@ func PackObject(u *unstructured.Unstructured) (*Object, error) {
 			ResourceVersion:   u.GetResourceVersion(),
 			Generation:        u.GetGeneration(),
 			DeletionTimestamp: u.GetDeletionTimestamp(),
-			Labels:            u.GetLabels(),
-			Annotations:       u.GetAnnotations(),
+			Labels:            labels,
+			Annotations:       annotations,
 		},
 		doc: doc,
 	}, nil

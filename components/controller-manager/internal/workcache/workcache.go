@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,24 +47,12 @@ func Pack(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	for i := range w.Spec.Workload.Manifests {
-		m := &w.Spec.Workload.Manifests[i]
-		packed, err := packedjson.PackRaw(m.Raw)
+	for _, r := range raws(w) {
+		packed, err := packedjson.PackRaw(r.ext.Raw)
 		if err != nil {
-			return nil, fmt.Errorf("packing manifest %d of Work %s/%s: %w", i, w.Namespace, w.Name, err)
+			return nil, fmt.Errorf("packing %s of Work %s/%s: %w", r.what(), w.Namespace, w.Name, err)
 		}
-		m.Raw, m.Object = packed, nil
-	}
-	for i := range w.Status.ManifestStatuses {
-		s := w.Status.ManifestStatuses[i].Status
-		if s == nil {
-			continue
-		}
-		packed, err := packedjson.PackRaw(s.Raw)
-		if err != nil {
-			return nil, fmt.Errorf("packing status %d of Work %s/%s: %w", i, w.Namespace, w.Name, err)
-		}
-		s.Raw, s.Object = packed, nil
+		r.ext.Raw, r.ext.Object = packed, nil
 	}
 	return w, nil
 }
@@ -72,26 +61,60 @@ func Pack(obj any) (any, error) {
 // statuses packed by the cache. A Work that was never packed is left as it
 // is, so callers need not know where it came from.
 func Expand(w *workv1alpha1.Work) error {
-	for i := range w.Spec.Workload.Manifests {
-		m := &w.Spec.Workload.Manifests[i]
-		raw, err := packedjson.UnpackRaw(m.Raw)
+	for _, r := range raws(w) {
+		raw, err := packedjson.UnpackRaw(r.ext.Raw)
 		if err != nil {
-			return fmt.Errorf("reading manifest %d of Work %s/%s: %w", i, w.Namespace, w.Name, err)
+			return fmt.Errorf("reading %s of Work %s/%s: %w", r.what(), w.Namespace, w.Name, err)
 		}
-		m.Raw = raw
-	}
-	for i := range w.Status.ManifestStatuses {
-		s := w.Status.ManifestStatuses[i].Status
-		if s == nil {
-			continue
-		}
-		raw, err := packedjson.UnpackRaw(s.Raw)
-		if err != nil {
-			return fmt.Errorf("reading status %d of Work %s/%s: %w", i, w.Namespace, w.Name, err)
-		}
-		s.Raw = raw
+		r.ext.Raw = raw
 	}
 	return nil
+}
+
+// StatusJSON returns the JSON of a manifest status of a Work read from the
+// cache, without changing the Work; nil when it has none.
+func StatusJSON(ms *workv1alpha1.ManifestStatus) ([]byte, error) {
+	if ms.Status == nil || len(ms.Status.Raw) == 0 {
+		return nil, nil
+	}
+	raw, err := packedjson.UnpackRaw(ms.Status.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("reading status of manifest %d: %w", ms.Identifier.Ordinal, err)
+	}
+	if !packedjson.IsPackedRaw(ms.Status.Raw) {
+		raw = bytes.Clone(raw) // the cache's own bytes
+	}
+	return raw, nil
+}
+
+// packedRaw is one RawExtension of a Work that the cache packs: manifest
+// i, or the status of manifest status i.
+type packedRaw struct {
+	status bool
+	i      int
+	ext    *runtime.RawExtension
+}
+
+// what names the RawExtension in errors.
+func (r packedRaw) what() string {
+	if r.status {
+		return fmt.Sprintf("status %d", r.i)
+	}
+	return fmt.Sprintf("manifest %d", r.i)
+}
+
+// raws lists the manifests and manifest statuses of w.
+func raws(w *workv1alpha1.Work) []packedRaw {
+	out := make([]packedRaw, 0, len(w.Spec.Workload.Manifests)+len(w.Status.ManifestStatuses))
+	for i := range w.Spec.Workload.Manifests {
+		out = append(out, packedRaw{i: i, ext: &w.Spec.Workload.Manifests[i].RawExtension})
+	}
+	for i, ms := range w.Status.ManifestStatuses {
+		if ms.Status != nil {
+			out = append(out, packedRaw{status: true, i: i, ext: ms.Status})
+		}
+	}
+	return out
 }
 
 // SameManifest reports whether manifest i of w, packed or not, is the

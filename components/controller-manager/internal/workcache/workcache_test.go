@@ -166,3 +166,30 @@ func TestSameManifest(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusJSON(t *testing.T) {
+	packed, err := Pack(work())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := packed.(*workv1alpha1.Work)
+	got, err := StatusJSON(&w.Status.ManifestStatuses[0])
+	if err != nil || string(got) != status {
+		t.Errorf("StatusJSON of a packed status = %s, %v; want %s", got, err, status)
+	}
+	if !packedjson.IsPackedRaw(w.Status.ManifestStatuses[0].Status.Raw) {
+		t.Error("StatusJSON changed the cached Work")
+	}
+	if got, err := StatusJSON(&w.Status.ManifestStatuses[1]); got != nil || err != nil {
+		t.Errorf("StatusJSON of no status = %s, %v; want nil", got, err)
+	}
+	plain := work()
+	got, err = StatusJSON(&plain.Status.ManifestStatuses[0])
+	if err != nil || string(got) != status {
+		t.Errorf("StatusJSON of an unpacked status = %s, %v", got, err)
+	}
+	got[0] = 'X'
+	if plain.Status.ManifestStatuses[0].Status.Raw[0] == 'X' {
+		t.Error("StatusJSON shares the cached bytes")
+	}
+}
