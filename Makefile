@@ -9,6 +9,10 @@ GOTEST_FLAGS ?=
 # Members started by `make run`.
 MEMBERS ?= 3
 
+# The API groups served by a federation's API server; api/operator is the
+# operator's own API, served by the host cluster.
+FEDERATION_APIS = ./api/apps/...,./api/cluster/...,./api/config/...,./api/policy/...,./api/work/...
+
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
@@ -25,7 +29,8 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into config/rbac.
-	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="./api/..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="{$(FEDERATION_APIS)}" output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="./api/operator/..." output:crd:artifacts:config=config/crd/operator
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-controller-manager paths="./components/controller-manager/..." output:rbac:artifacts:config=config/rbac/controller-manager
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler paths="./components/scheduler/..." output:rbac:artifacts:config=config/rbac/scheduler
 

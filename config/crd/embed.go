@@ -5,7 +5,14 @@ package crd
 
 import "embed"
 
-// Bases holds bases/*.yaml, one CRD per file.
+// Bases holds bases/*.yaml, one CRD per file: the API a federation's API
+// server serves.
 //
 //go:embed bases/*.yaml
 var Bases embed.FS
+
+// Operator holds operator/*.yaml: the operator's own API (Karmada), served by
+// the host cluster the operator runs on, never by a federation.
+//
+//go:embed operator/*.yaml
+var Operator embed.FS

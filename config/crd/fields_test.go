@@ -33,6 +33,7 @@ var implementedKinds = []string{
 	"config.karmada.io/ResourceInterpreterCustomization",
 	"config.karmada.io/ResourceInterpreterWebhookConfiguration",
 	"apps.karmada.io/WorkloadRebalancer",
+	"operator.karmada.io/Karmada",
 }
 
 // stricterThanWire lists paths where the CRD deliberately validates more than
@@ -177,23 +178,25 @@ func factOf(s *apiextensionsv1.JSONSchemaProps) fieldFact {
 func loadCRDs(t *testing.T) map[string]*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	crds := map[string]*apiextensionsv1.CustomResourceDefinition{}
-	err := fs.WalkDir(Bases, "bases", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := Bases.ReadFile(path)
+	for dir, files := range map[string]fs.FS{"bases": Bases, "operator": Operator} {
+		err := fs.WalkDir(files, dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := fs.ReadFile(files, path)
+			if err != nil {
+				return err
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.UnmarshalStrict(data, crd); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			crds[crd.Spec.Group+"/"+crd.Spec.Names.Kind] = crd
+			return nil
+		})
 		if err != nil {
-			return err
+			t.Fatalf("reading generated CRDs: %v", err)
 		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(data, crd); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		crds[crd.Spec.Group+"/"+crd.Spec.Names.Kind] = crd
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("reading generated CRDs: %v", err)
 	}
 	return crds
 }
@@ -243,7 +246,7 @@ func TestCRDFields(t *testing.T) {
 			t.Errorf("%s: no fields file lists it", k)
 		}
 		if crds[k] == nil {
-			t.Errorf("%s: no generated CRD in config/crd/bases", k)
+			t.Errorf("%s: no generated CRD in config/crd/bases or config/crd/operator", k)
 		}
 	}
 

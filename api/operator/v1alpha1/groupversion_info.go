@@ -1,0 +1,53 @@
+/*
+Copyright 2026 The Flotilla Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package v1alpha1 holds the operator.karmada.io/v1alpha1 API: Karmada, one
+// control-plane instance that the Flotilla operator stands up and keeps
+// running on its host cluster. The wire shape matches Karmada's operator, so
+// a Karmada resource written for it is accepted unchanged; Flotilla's own
+// additions are marked as such in their field comments.
+//
+// +kubebuilder:object:generate=true
+// +groupName=operator.karmada.io
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var (
+	// GroupVersion is the group and version of these types.
+	GroupVersion = schema.GroupVersion{Group: "operator.karmada.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the types of this group-version with a scheme.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+
+	// AddToScheme adds the types of this group-version to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+// addKnownTypes adds the types of this group-version, and the meta/v1 types
+// every group-version serves, to a scheme.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&Karmada{},
+		&KarmadaList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
