@@ -30,7 +30,7 @@ help: ## Display this help.
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into config/rbac.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="{$(FEDERATION_APIS)}" output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="./api/operator/..." output:crd:artifacts:config=config/crd/operator
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=false,generateEmbeddedObjectMeta=true paths="./api/operator/..." output:crd:artifacts:config=config/crd/operator
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-controller-manager paths="./components/controller-manager/..." output:rbac:artifacts:config=config/rbac/controller-manager
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler paths="./components/scheduler/..." output:rbac:artifacts:config=config/rbac/scheduler
 
