@@ -1,0 +1,42 @@
+// Command webhook is Flotilla's admission webhook (container command
+// /flotilla-webhook): it defaults and validates the Karmada API's objects
+// and converts ResourceBindings between work.karmada.io versions, on the
+// same paths as karmada-webhook.
+package main
+
+import (
+	"flag"
+	"os"
+
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/flotilla-io/flotilla/components/webhook/app"
+	"github.com/flotilla-io/flotilla/internal/memlimit"
+)
+
+func main() {
+	var opts app.Options
+	opts.BindFlags(flag.CommandLine)
+	memoryLimitRatio := memlimit.BindFlag(flag.CommandLine)
+	// klog's text format and -v / -vmodule, like other Kubernetes components.
+	logConfig := textlogger.NewConfig()
+	logConfig.AddFlags(flag.CommandLine)
+	flag.Parse()
+	logger := textlogger.NewLogger(logConfig)
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger) // client-go logs through klog
+
+	if err := memlimit.Apply(*memoryLimitRatio, logger); err != nil {
+		logger.Error(err, "Invalid flag")
+		os.Exit(2)
+	}
+
+	// The first SIGTERM or SIGINT stops the listeners and lets requests in
+	// flight finish (--graceful-shutdown-timeout); a second one exits at once.
+	if err := app.Run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), opts, logger); err != nil {
+		logger.WithName("setup").Error(err, "webhook failed")
+		os.Exit(1)
+	}
+}
