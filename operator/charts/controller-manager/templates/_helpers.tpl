@@ -1,0 +1,153 @@
+{{/*
+controller-manager.name is the app.kubernetes.io/name label: the chart's name unless
+nameOverride.
+*/}}
+{{- define "controller-manager.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+controller-manager.fullname names the objects: the release name unless
+fullnameOverride. It is never shortened, so that the names the operator
+expects stay exact; a name too long for a label or a Service is refused
+instead.
+*/}}
+{{- define "controller-manager.fullname" -}}
+{{- $name := default .Release.Name .Values.fullnameOverride }}
+{{- if gt (len $name) 63 }}
+{{- fail (printf "fullname %q is %d characters long; names may have at most 63 (set fullnameOverride or a shorter release name)" $name (len $name)) }}
+{{- end }}
+{{- $name }}
+{{- end }}
+
+{{/* controller-manager.selectorLabels select the pods; they never change on upgrade. */}}
+{{- define "controller-manager.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "controller-manager.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+controller-manager.labels are the labels of every object: the user's labels, then the
+standard ones, which win.
+*/}}
+{{- define "controller-manager.labels" -}}
+{{- $labels := deepCopy (.Values.labels | default dict) }}
+{{- $_ := set $labels "app.kubernetes.io/name" (include "controller-manager.name" .) }}
+{{- $_ = set $labels "app.kubernetes.io/instance" .Release.Name }}
+{{- $_ = set $labels "app.kubernetes.io/component" "controller-manager" }}
+{{- $_ = set $labels "app.kubernetes.io/part-of" "flotilla" }}
+{{- $_ = set $labels "app.kubernetes.io/managed-by" .Release.Service }}
+{{- $_ = set $labels "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_") }}
+{{- toYaml $labels }}
+{{- end }}
+
+{{/* controller-manager.podAnnotations are annotations, then podAnnotations, which win. */}}
+{{- define "controller-manager.podAnnotations" -}}
+{{- $annotations := deepCopy (.Values.annotations | default dict) }}
+{{- range $k, $v := .Values.podAnnotations }}
+{{- $_ := set $annotations $k $v }}
+{{- end }}
+{{- if $annotations }}
+{{- toYaml $annotations }}
+{{- end }}
+{{- end }}
+
+{{/*
+controller-manager.featureGates renders a dict of gate to bool as the value of
+--feature-gates: "A=true,B=false", sorted.
+*/}}
+{{- define "controller-manager.featureGates" -}}
+{{- $gates := list }}
+{{- range $name := keys . | sortAlpha }}
+{{- $gates = append $gates (printf "%s=%v" $name (get $ $name)) }}
+{{- end }}
+{{- join "," $gates }}
+{{- end }}
+
+{{/*
+controller-manager.args renders the container args from $.args, a dict of flag name to
+value, with $.extra (extraArgs) set over it: a flag given in extraArgs replaces
+the chart's value instead of repeating the flag. Leading dashes of a name are
+ignored. The args are sorted by name, each "--name=value".
+*/}}
+{{- define "controller-manager.args" -}}
+{{- $args := .args }}
+{{- range $k, $v := .extra }}
+{{- $_ := set $args (trimPrefix "-" (trimPrefix "--" $k)) $v }}
+{{- end }}
+{{- range $name := keys $args | sortAlpha }}
+- {{ printf "--%s=%s" $name (include "controller-manager.flagValue" (get $args $name)) | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+controller-manager.flagValue prints one flag value; whole numbers read from YAML
+(float64) print without an exponent.
+*/}}
+{{- define "controller-manager.flagValue" -}}
+{{- if kindIs "invalid" . }}
+{{- else if and (kindIs "float64" .) (eq . (floor .)) }}
+{{- . | int64 }}
+{{- else }}
+{{- . }}
+{{- end }}
+{{- end }}
+
+{{/*
+controller-manager.podSpecCommon renders the pod settings every component shares:
+scheduling, priority, pull secrets and the pod's securityContext.
+*/}}
+{{- define "controller-manager.podSpecCommon" -}}
+# Nothing in the pod talks to the host cluster's API server.
+automountServiceAccountToken: false
+enableServiceLinks: false
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . }}
+  {{- end }}
+{{- end }}
+{{- with .Values.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+controller-manager.podEnv is the downward API the args refer to: every listener binds
+$(POD_IP).
+*/}}
+{{- define "controller-manager.podEnv" -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
+{{- end }}
+
+{{/* controller-manager.kubeconfigSecret is the name of the Secret with the kubeconfig. */}}
+{{- define "controller-manager.kubeconfigSecret" -}}
+{{- default (printf "%s-kubeconfig" (include "controller-manager.fullname" .)) .Values.kubeconfigSecret }}
+{{- end }}

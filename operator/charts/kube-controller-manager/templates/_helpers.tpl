@@ -1,0 +1,166 @@
+{{/*
+kube-controller-manager.name is the app.kubernetes.io/name label: the chart's name unless
+nameOverride.
+*/}}
+{{- define "kube-controller-manager.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+kube-controller-manager.fullname names the objects: the release name unless
+fullnameOverride. It is never shortened, so that the names the operator
+expects stay exact; a name too long for a label or a Service is refused
+instead.
+*/}}
+{{- define "kube-controller-manager.fullname" -}}
+{{- $name := default .Release.Name .Values.fullnameOverride }}
+{{- if gt (len $name) 63 }}
+{{- fail (printf "fullname %q is %d characters long; names may have at most 63 (set fullnameOverride or a shorter release name)" $name (len $name)) }}
+{{- end }}
+{{- $name }}
+{{- end }}
+
+{{/*
+kube-controller-manager.instance is the name of the Flotilla instance: instanceName, or the
+release name without its "-kube-controller-manager" suffix, as the operator names releases.
+*/}}
+{{- define "kube-controller-manager.instance" -}}
+{{- default (trimSuffix "-kube-controller-manager" .Release.Name) .Values.instanceName }}
+{{- end }}
+
+{{/* kube-controller-manager.selectorLabels select the pods; they never change on upgrade. */}}
+{{- define "kube-controller-manager.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kube-controller-manager.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+kube-controller-manager.labels are the labels of every object: the user's labels, then the
+standard ones, which win.
+*/}}
+{{- define "kube-controller-manager.labels" -}}
+{{- $labels := deepCopy (.Values.labels | default dict) }}
+{{- $_ := set $labels "app.kubernetes.io/name" (include "kube-controller-manager.name" .) }}
+{{- $_ = set $labels "app.kubernetes.io/instance" .Release.Name }}
+{{- $_ = set $labels "app.kubernetes.io/component" "kube-controller-manager" }}
+{{- $_ = set $labels "app.kubernetes.io/part-of" "flotilla" }}
+{{- $_ = set $labels "app.kubernetes.io/managed-by" .Release.Service }}
+{{- $_ = set $labels "helm.sh/chart" (printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_") }}
+{{- toYaml $labels }}
+{{- end }}
+
+{{/* kube-controller-manager.podAnnotations are annotations, then podAnnotations, which win. */}}
+{{- define "kube-controller-manager.podAnnotations" -}}
+{{- $annotations := deepCopy (.Values.annotations | default dict) }}
+{{- range $k, $v := .Values.podAnnotations }}
+{{- $_ := set $annotations $k $v }}
+{{- end }}
+{{- if $annotations }}
+{{- toYaml $annotations }}
+{{- end }}
+{{- end }}
+
+{{/* kube-controller-manager.certSecret is the name of the Secret with the TLS material. */}}
+{{- define "kube-controller-manager.certSecret" -}}
+{{- default (printf "%s-cert" (include "kube-controller-manager.fullname" .)) .Values.certSecret }}
+{{- end }}
+
+{{/*
+kube-controller-manager.featureGates renders a dict of gate to bool as the value of
+--feature-gates: "A=true,B=false", sorted.
+*/}}
+{{- define "kube-controller-manager.featureGates" -}}
+{{- $gates := list }}
+{{- range $name := keys . | sortAlpha }}
+{{- $gates = append $gates (printf "%s=%v" $name (get $ $name)) }}
+{{- end }}
+{{- join "," $gates }}
+{{- end }}
+
+{{/*
+kube-controller-manager.args renders the container args from $.args, a dict of flag name to
+value, with $.extra (extraArgs) set over it: a flag given in extraArgs replaces
+the chart's value instead of repeating the flag. Leading dashes of a name are
+ignored. The args are sorted by name, each "--name=value".
+*/}}
+{{- define "kube-controller-manager.args" -}}
+{{- $args := .args }}
+{{- range $k, $v := .extra }}
+{{- $_ := set $args (trimPrefix "-" (trimPrefix "--" $k)) $v }}
+{{- end }}
+{{- range $name := keys $args | sortAlpha }}
+- {{ printf "--%s=%s" $name (include "kube-controller-manager.flagValue" (get $args $name)) | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+kube-controller-manager.flagValue prints one flag value; whole numbers read from YAML
+(float64) print without an exponent.
+*/}}
+{{- define "kube-controller-manager.flagValue" -}}
+{{- if kindIs "invalid" . }}
+{{- else if and (kindIs "float64" .) (eq . (floor .)) }}
+{{- . | int64 }}
+{{- else }}
+{{- . }}
+{{- end }}
+{{- end }}
+
+{{/*
+kube-controller-manager.podSpecCommon renders the pod settings every component shares:
+scheduling, priority, pull secrets and the pod's securityContext.
+*/}}
+{{- define "kube-controller-manager.podSpecCommon" -}}
+# Nothing in the pod talks to the host cluster's API server.
+automountServiceAccountToken: false
+enableServiceLinks: false
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . }}
+  {{- end }}
+{{- end }}
+{{- with .Values.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+kube-controller-manager.podEnv is the downward API the args refer to: every listener binds
+$(POD_IP).
+*/}}
+{{- define "kube-controller-manager.podEnv" -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
+{{- end }}
+
+{{/* kube-controller-manager.kubeconfigSecret is the name of the Secret with the kubeconfig. */}}
+{{- define "kube-controller-manager.kubeconfigSecret" -}}
+{{- default (printf "%s-kubeconfig" (include "kube-controller-manager.fullname" .)) .Values.kubeconfigSecret }}
+{{- end }}
