@@ -31,8 +31,10 @@ help: ## Display this help.
 manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into config/rbac.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="{$(FEDERATION_APIS)}" output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false,generateEmbeddedObjectMeta=true paths="./api/operator/..." output:crd:artifacts:config=config/crd/operator
+	$(CONTROLLER_GEN) webhook paths="./components/webhook/..." output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-controller-manager paths="./components/controller-manager/..." output:rbac:artifacts:config=config/rbac/controller-manager
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler paths="./components/scheduler/..." output:rbac:artifacts:config=config/rbac/scheduler
+	$(CONTROLLER_GEN) rbac:roleName=flotilla-operator paths="./operator/..." output:rbac:artifacts:config=config/rbac/operator
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods for the API types.

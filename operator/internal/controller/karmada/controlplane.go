@@ -1,0 +1,243 @@
+package karmada
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
+	"github.com/flotilla-io/flotilla/config/crd"
+	"github.com/flotilla-io/flotilla/config/rbac"
+	"github.com/flotilla-io/flotilla/operator/internal/certs"
+)
+
+// fieldOwner is the operator's name in the managed fields of what it
+// applies to an instance's API server.
+const fieldOwner = "flotilla-operator"
+
+// contentsRecheck is how long applied contents are trusted before they are
+// applied again, which puts back CRDs or RBAC a person deleted.
+const contentsRecheck = 10 * time.Minute
+
+// The namespaces every Karmada control plane has.
+var systemNamespaces = []string{"karmada-system", "karmada-cluster"}
+
+// ControlPlanes holds a client per instance's API server, made from the
+// instance's admin credentials, and what was applied to it.
+type ControlPlanes struct {
+	// Dial, when set, opens connections to the API servers; the operator's
+	// tests reach Services of their host cluster through it.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// Timeout of one request; default 30s.
+	Timeout time.Duration
+
+	mu     sync.Mutex
+	scheme *runtime.Scheme
+	byUID  map[types.UID]*controlPlane
+}
+
+type controlPlane struct {
+	key       string // digest of the endpoint and credentials
+	client    client.Client
+	discovery discovery.DiscoveryInterface
+
+	applied   string // digest of the contents last applied
+	appliedAt time.Time
+}
+
+// For returns the client of an instance's API server, made anew when its
+// endpoint or credentials changed.
+func (c *ControlPlanes) For(_ context.Context, k *operatorv1alpha1.Karmada, in *inputs) (*controlPlane, error) {
+	ca := in.pki.cas[certs.IDCA].BundlePEM()
+	admin := in.pki.pairs[certs.IDAdmin]
+	server := apiServerURL(k.Name, k.Namespace, in.domain)
+	sum := sha256.New()
+	for _, b := range [][]byte{[]byte(server), ca, admin.CertPEM, admin.KeyPEM} {
+		sum.Write(b)
+		sum.Write([]byte{0})
+	}
+	key := hex.EncodeToString(sum.Sum(nil))
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cp, ok := c.byUID[k.UID]; ok && cp.key == key {
+		return cp, nil
+	}
+	if c.scheme == nil {
+		c.scheme = runtime.NewScheme()
+		for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme} {
+			if err := add(c.scheme); err != nil {
+				return nil, err
+			}
+		}
+		c.byUID = map[types.UID]*controlPlane{}
+	}
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	cfg := &rest.Config{
+		Host:            server,
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca, CertData: admin.CertPEM, KeyData: admin.KeyPEM},
+		Timeout:         timeout,
+		Dial:            c.Dial,
+		UserAgent:       fieldOwner,
+		QPS:             50,
+		Burst:           100,
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: c.scheme})
+	if err != nil {
+		return nil, fmt.Errorf("client of the API server %s: %w", server, err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cp := &controlPlane{key: key, client: cl, discovery: dc}
+	c.byUID[k.UID] = cp
+	return cp, nil
+}
+
+// Forget drops an instance's client.
+func (c *ControlPlanes) Forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byUID, uid)
+}
+
+// ensureContents puts into the instance's API server what the controllers
+// need before they start: Flotilla's CRDs (built into the operator, never
+// downloaded), the karmada-system and karmada-cluster namespaces, and a
+// ClusterRole and binding per component identity. It returns the API
+// server's Kubernetes version, and whether everything is in place.
+func (r *Reconciler) ensureContents(ctx context.Context, k *operatorv1alpha1.Karmada, cp *controlPlane) (string, bool, string, error) {
+	info, err := cp.discovery.ServerVersion()
+	if err != nil {
+		return "", false, fmt.Sprintf("API server contents: waiting for the API server to answer: %v", err), nil
+	}
+	objs, digest, err := contents()
+	if err != nil {
+		return "", false, "", err
+	}
+	if cp.applied == digest && r.now().Sub(cp.appliedAt) < contentsRecheck {
+		return info.GitVersion, true, "", nil
+	}
+	for _, obj := range objs {
+		obj.SetManagedFields(nil)
+		obj.SetResourceVersion("")
+		if err := cp.client.Patch(ctx, obj, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+			return "", false, "", fmt.Errorf("applying %s %s to the API server: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+		}
+	}
+	for _, obj := range objs {
+		c, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+		if !ok {
+			continue
+		}
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cp.client.Get(ctx, client.ObjectKeyFromObject(c), got); err != nil {
+			return "", false, "", fmt.Errorf("reading CRD %s: %w", c.Name, err)
+		}
+		if !established(got) {
+			return "", false, fmt.Sprintf("API server contents: waiting for CRD %s to be established", c.Name), nil
+		}
+	}
+	cp.applied, cp.appliedAt = digest, r.now()
+	return info.GitVersion, true, "", nil
+}
+
+func established(c *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// componentRoles binds each component's certificate identity to the
+// ClusterRole generated from its RBAC markers.
+var componentRoles = map[string]string{
+	"flotilla-controller-manager": certs.ControllerManagerUser,
+	"flotilla-scheduler":          certs.SchedulerUser,
+	"flotilla-webhook":            certs.WebhookUser,
+}
+
+// contents are the objects ensureContents applies, with a digest of them.
+func contents() ([]client.Object, string, error) {
+	var objs []client.Object
+	for _, ns := range systemNamespaces {
+		objs = append(objs, &corev1.Namespace{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+		})
+	}
+	sum := sha256.New()
+	err := fs.WalkDir(crd.Bases, "bases", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(crd.Bases, path)
+		if err != nil {
+			return err
+		}
+		sum.Write(data)
+		c := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, c); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		c.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+		objs = append(objs, c)
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the embedded CRDs: %w", err)
+	}
+	err = fs.WalkDir(rbac.Roles, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(rbac.Roles, path)
+		if err != nil {
+			return err
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal(data, role); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		// The operator's own role is for its host cluster, not for the
+		// control planes it makes.
+		if user, ok := componentRoles[role.Name]; ok {
+			sum.Write(data)
+			role.TypeMeta = metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}
+			objs = append(objs, role, &rbacv1.ClusterRoleBinding{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+				ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+				Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the embedded ClusterRoles: %w", err)
+	}
+	return objs, hex.EncodeToString(sum.Sum(nil)), nil
+}

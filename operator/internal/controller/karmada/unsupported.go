@@ -1,0 +1,62 @@
+package karmada
+
+import (
+	"path"
+	"strings"
+
+	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
+)
+
+// unsupported lists the fields a Karmada resource sets that Flotilla
+// accepts, for compatibility with Karmada's operator, but does not act on,
+// each with why. They are reported in the UnsupportedFields condition
+// rather than silently dropped.
+func unsupported(k *operatorv1alpha1.Karmada) []string {
+	var out []string
+	add := func(field, why string) { out = append(out, field+" ("+why+")") }
+	if k.Spec.CRDTarball != nil {
+		add("spec.crdTarball", "the CRDs are built into the operator and match its version")
+	}
+	if h := k.Spec.HostCluster; h != nil && h.SecretRef != nil {
+		add("spec.hostCluster.secretRef", "the control plane runs on the operator's own cluster")
+	}
+	c := k.Spec.Components
+	if c == nil {
+		return out
+	}
+	if c.KarmadaAggregatedAPIServer != nil {
+		add("spec.components.karmadaAggregatedAPIServer", "Flotilla serves clusters as a custom resource")
+	}
+	if c.KarmadaSearch != nil {
+		add("spec.components.karmadaSearch", "Flotilla has no search component")
+	}
+	if c.KarmadaDescheduler != nil {
+		add("spec.components.karmadaDescheduler", "not available in Flotilla yet")
+	}
+	if c.KarmadaMetricsAdapter != nil {
+		add("spec.components.karmadaMetricsAdapter", "not available in Flotilla yet")
+	}
+	if m := c.KarmadaControllerManager; m != nil {
+		if len(m.Controllers) > 0 {
+			add("spec.components.karmadaControllerManager.controllers", "Flotilla's controller-manager runs all its controllers")
+		}
+		if karmadaImage(m.ImageRepository) {
+			add("spec.components.karmadaControllerManager.imageRepository", "a Karmada image; Flotilla's is used")
+		}
+	}
+	if s := c.KarmadaScheduler; s != nil && karmadaImage(s.ImageRepository) {
+		add("spec.components.karmadaScheduler.imageRepository", "a Karmada image; Flotilla's is used")
+	}
+	if w := c.KarmadaWebhook; w != nil && karmadaImage(w.ImageRepository) {
+		add("spec.components.karmadaWebhook.imageRepository", "a Karmada image; Flotilla's is used")
+	}
+	return out
+}
+
+// karmadaImage reports whether a repository is one of Karmada's own
+// component images (".../karmada-controller-manager" and so on), which a
+// resource written for Karmada's operator names and which cannot run with
+// Flotilla's flags.
+func karmadaImage(repository string) bool {
+	return strings.HasPrefix(path.Base(repository), "karmada-")
+}
