@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -155,11 +156,15 @@ func commonValues(s operatorv1alpha1.CommonSettings) map[string]any {
 }
 
 // toValue turns an API value into what Helm values hold (maps, lists,
-// strings, numbers, booleans), by way of its JSON form; nil and empty
-// values become empty maps so that templates can range over them.
+// strings, numbers, booleans), by way of its JSON form. Unset values become
+// empty ones of their kind, so that every value is stated and a template
+// sees the type it expects.
 func toValue(x any) any {
 	data, err := json.Marshal(x)
 	if err != nil || string(data) == "null" {
+		if k := reflect.ValueOf(x).Kind(); k == reflect.Slice || k == reflect.Array {
+			return []any{}
+		}
 		return map[string]any{}
 	}
 	var out any
