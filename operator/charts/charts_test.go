@@ -197,292 +197,6 @@ func TestRender(t *testing.T) {
 	}
 }
 
-// TestRenderedValues checks what particular values turn into.
-func TestRenderedValues(t *testing.T) {
-	byName := func(chart, name string) chartCase {
-		for _, c := range cases {
-			if c.chart == chart && c.name == name {
-				return c
-			}
-		}
-		t.Fatalf("no case %s/%s", chart, name)
-		return chartCase{}
-	}
-
-	t.Run("etcd defaults", func(t *testing.T) {
-		objs := mustRender(t, byName(Etcd, "defaults"))
-		sts := objs.statefulSet(t, "demo-etcd")
-		wantArgs := []string{
-			"--advertise-client-urls=https://$(POD_NAME).demo-etcd.flotilla-system.svc.cluster.local:2379",
-			"--cert-file=/etc/flotilla/pki/server.crt",
-			"--client-cert-auth=true",
-			"--data-dir=/var/lib/etcd/$(POD_NAME)",
-			"--initial-advertise-peer-urls=https://$(POD_NAME).demo-etcd.flotilla-system.svc.cluster.local:2380",
-			"--initial-cluster=demo-etcd-0=https://demo-etcd-0.demo-etcd.flotilla-system.svc.cluster.local:2380",
-			"--initial-cluster-state=new",
-			"--initial-cluster-token=demo-etcd",
-			"--key-file=/etc/flotilla/pki/server.key",
-			"--listen-client-urls=https://$(POD_IP):2379",
-			"--listen-metrics-urls=http://$(POD_IP):2381",
-			"--listen-peer-urls=https://$(POD_IP):2380",
-			"--name=$(POD_NAME)",
-			"--peer-cert-file=/etc/flotilla/pki/peer.crt",
-			"--peer-client-cert-auth=true",
-			"--peer-key-file=/etc/flotilla/pki/peer.key",
-			"--peer-trusted-ca-file=/etc/flotilla/pki/ca.crt",
-			"--trusted-ca-file=/etc/flotilla/pki/ca.crt",
-		}
-		ctr := sts.Spec.Template.Spec.Containers[0]
-		if diff := cmp.Diff(wantArgs, ctr.Args); diff != "" {
-			t.Errorf("etcd args (-want +got):\n%s", diff)
-		}
-		if diff := cmp.Diff([]string{"etcd"}, ctr.Command); diff != "" {
-			t.Errorf("command (-want +got):\n%s", diff)
-		}
-		if got := sts.Spec.Template.Spec.Volumes; !hasVolume(got, "data", func(v corev1.Volume) bool { return v.EmptyDir != nil }) {
-			t.Errorf("data volume is not an emptyDir: %+v", got)
-		}
-		if ctr.ReadinessProbe.HTTPGet.Path != "/readyz" || ctr.LivenessProbe.HTTPGet.Path != "/livez" ||
-			ctr.ReadinessProbe.HTTPGet.Port.String() != "metrics" || containerPort(ctr, "metrics") != 2381 {
-			t.Errorf("probes: readiness %+v liveness %+v", ctr.ReadinessProbe.HTTPGet, ctr.LivenessProbe.HTTPGet)
-		}
-		headless := objs.service(t, "demo-etcd")
-		if headless.Spec.ClusterIP != corev1.ClusterIPNone || !headless.Spec.PublishNotReadyAddresses || len(headless.Spec.Ports) != 2 {
-			t.Errorf("headless Service: %+v", headless.Spec)
-		}
-		client := objs.service(t, "demo-etcd-client")
-		if client.Spec.Type != corev1.ServiceTypeClusterIP || client.Spec.ClusterIP != "" || len(client.Spec.Ports) != 1 || client.Spec.Ports[0].Port != 2379 {
-			t.Errorf("client Service: %+v", client.Spec)
-		}
-		if sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
-			t.Errorf("podManagementPolicy %q; want Parallel", sts.Spec.PodManagementPolicy)
-		}
-		if _, ok := objs.pdb("demo-etcd"); ok {
-			t.Error("a PodDisruptionBudget is rendered without podDisruptionBudget values")
-		}
-	})
-
-	t.Run("etcd three members", func(t *testing.T) {
-		objs := mustRender(t, byName(Etcd, "three members on PVCs"))
-		sts := objs.statefulSet(t, "demo-etcd")
-		args := argMap(t, sts.Spec.Template.Spec.Containers[0].Args)
-		var members []string
-		for i := range 3 {
-			members = append(members, "demo-etcd-"+string(rune('0'+i))+"=https://demo-etcd-"+string(rune('0'+i))+".demo-etcd.flotilla-system.svc.cluster.local:2380")
-		}
-		if got, want := args["initial-cluster"], strings.Join(members, ","); got != want {
-			t.Errorf("--initial-cluster=%s; want %s", got, want)
-		}
-		for flag, want := range map[string]string{
-			"quota-backend-bytes":   "8589934592",
-			"snapshot-count":        "10000",
-			"initial-cluster-token": "demo-token",
-			"auto-compaction-mode":  "periodic",
-		} {
-			if args[flag] != want {
-				t.Errorf("--%s=%s; want %s", flag, args[flag], want)
-			}
-		}
-		if *sts.Spec.Replicas != 3 || len(sts.Spec.VolumeClaimTemplates) != 1 {
-			t.Fatalf("replicas %d, claims %d", *sts.Spec.Replicas, len(sts.Spec.VolumeClaimTemplates))
-		}
-		claim := sts.Spec.VolumeClaimTemplates[0]
-		if claim.Name != "data" || claim.Labels["backup"] != "daily" || *claim.Spec.StorageClassName != "fast" {
-			t.Errorf("volume claim template: %+v", claim)
-		}
-		if hasVolume(sts.Spec.Template.Spec.Volumes, "data", nil) {
-			t.Error("the pod has a data volume besides the claim template")
-		}
-		pdb, ok := objs.pdb("demo-etcd")
-		if !ok || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
-			t.Errorf("PodDisruptionBudget: %+v", pdb)
-		}
-		tmpl := sts.Spec.Template
-		if tmpl.Annotations["flotilla.io/cert-hash"] != "abc123" || tmpl.Annotations["example.com/owner"] != "platform" ||
-			sts.Annotations["example.com/owner"] != "platform" || sts.Annotations["flotilla.io/cert-hash"] != "" {
-			t.Errorf("annotations: StatefulSet %v, pod %v", sts.Annotations, tmpl.Annotations)
-		}
-		if tmpl.Labels["team"] != "platform" || sts.Labels["team"] != "platform" || len(sts.Spec.Selector.MatchLabels) != 2 {
-			t.Errorf("labels: StatefulSet %v, pod %v, selector %v", sts.Labels, tmpl.Labels, sts.Spec.Selector.MatchLabels)
-		}
-		if tmpl.Spec.PriorityClassName != "system-cluster-critical" || tmpl.Spec.Affinity == nil || len(tmpl.Spec.Tolerations) != 1 {
-			t.Errorf("pod settings: %+v", tmpl.Spec)
-		}
-	})
-
-	t.Run("etcd hostPath", func(t *testing.T) {
-		objs := mustRender(t, byName(Etcd, "hostPath"))
-		sts := objs.statefulSet(t, "demo-etcd")
-		if !hasVolume(sts.Spec.Template.Spec.Volumes, "data", func(v corev1.Volume) bool {
-			return v.HostPath != nil && v.HostPath.Path == "/var/lib/flotilla/etcd" && *v.HostPath.Type == corev1.HostPathDirectoryOrCreate
-		}) {
-			t.Errorf("no hostPath data volume: %+v", sts.Spec.Template.Spec.Volumes)
-		}
-		args := argMap(t, sts.Spec.Template.Spec.Containers[0].Args)
-		if want := "https://$(POD_NAME).demo-etcd.flotilla-system.svc.corp.example:2379"; args["advertise-client-urls"] != want {
-			t.Errorf("--advertise-client-urls=%s; want %s", args["advertise-client-urls"], want)
-		}
-	})
-
-	t.Run("apiserver defaults", func(t *testing.T) {
-		objs := mustRender(t, byName(APIServer, "defaults"))
-		deploy := objs.deployment(t, "demo-apiserver")
-		ctr := deploy.Spec.Template.Spec.Containers[0]
-		args := argMap(t, ctr.Args)
-		for flag, want := range map[string]string{
-			"etcd-servers":                "https://demo-etcd-client.flotilla-system.svc.cluster.local:2379",
-			"bind-address":                "$(POD_IP)",
-			"advertise-address":           "$(POD_IP)",
-			"secure-port":                 "5443",
-			"authorization-mode":          "RBAC",
-			"service-account-issuer":      "https://kubernetes.default.svc.cluster.local",
-			"service-cluster-ip-range":    "10.96.0.0/12",
-			"endpoint-reconciler-type":    "none",
-			"requestheader-allowed-names": "front-proxy-client",
-			"etcd-certfile":               "/etc/flotilla/pki/etcd-client.crt",
-		} {
-			if args[flag] != want {
-				t.Errorf("--%s=%s; want %s", flag, args[flag], want)
-			}
-		}
-		if _, ok := args["feature-gates"]; ok {
-			t.Error("--feature-gates rendered without featureGates")
-		}
-		for _, p := range []struct {
-			probe *corev1.Probe
-			path  string
-		}{{ctr.ReadinessProbe, "/readyz"}, {ctr.LivenessProbe, "/livez"}, {ctr.StartupProbe, "/livez"}} {
-			if p.probe == nil || p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Scheme != corev1.URISchemeHTTPS || p.probe.HTTPGet.Port.String() != "https" {
-				t.Errorf("probe %+v; want HTTPS %s on https", p.probe, p.path)
-			}
-		}
-		svc := objs.service(t, "demo-apiserver")
-		if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.Ports[0].Port != 5443 || svc.Spec.Ports[0].Name != "https" {
-			t.Errorf("Service: %+v", svc.Spec)
-		}
-		if deploy.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
-			t.Errorf("strategy %q", deploy.Spec.Strategy.Type)
-		}
-	})
-
-	t.Run("apiserver NodePort", func(t *testing.T) {
-		objs := mustRender(t, byName(APIServer, "NodePort, external etcd, flags"))
-		deploy := objs.deployment(t, "demo-apiserver")
-		spec := deploy.Spec.Template.Spec
-		args := argMap(t, spec.Containers[0].Args)
-		for flag, want := range map[string]string{
-			"etcd-servers":          "https://etcd-a.example:2379,https://etcd-b.example:2379,https://etcd-c.example:2379",
-			"feature-gates":         "APIServerIdentity=false,AllAlpha=false",
-			"authorization-mode":    "RBAC,Webhook",
-			"max-requests-inflight": "800",
-		} {
-			if args[flag] != want {
-				t.Errorf("--%s=%s; want %s", flag, args[flag], want)
-			}
-		}
-		svc := objs.service(t, "demo-apiserver")
-		if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort != 32443 {
-			t.Errorf("Service: %+v", svc.Spec)
-		}
-		if len(spec.Containers) != 2 || spec.Containers[1].Name != "kms" || !hasVolume(spec.Volumes, "audit", nil) {
-			t.Errorf("sidecar or extra volume missing: %+v", spec)
-		}
-		if pdb, ok := objs.pdb("demo-apiserver"); !ok || pdb.Spec.MinAvailable.String() != "50%" {
-			t.Errorf("PodDisruptionBudget: %+v", pdb)
-		}
-	})
-
-	t.Run("apiserver LoadBalancer", func(t *testing.T) {
-		objs := mustRender(t, byName(APIServer, "LoadBalancer"))
-		svc := objs.service(t, "demo-apiserver")
-		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.LoadBalancerClass == nil ||
-			*svc.Spec.LoadBalancerClass != "example.com/lb" || svc.Annotations["example.com/internal"] != "true" {
-			t.Errorf("Service: %+v", svc)
-		}
-		args := argMap(t, objs.deployment(t, "demo-apiserver").Spec.Template.Spec.Containers[0].Args)
-		if want := "https://other-etcd-client.flotilla-system.svc.cluster.local:2379"; args["etcd-servers"] != want {
-			t.Errorf("--etcd-servers=%s; want %s", args["etcd-servers"], want)
-		}
-	})
-
-	t.Run("kube-controller-manager defaults", func(t *testing.T) {
-		objs := mustRender(t, byName(KubeControllerManager, "defaults"))
-		args := argMap(t, objs.deployment(t, "demo-kube-controller-manager").Spec.Template.Spec.Containers[0].Args)
-		for flag, want := range map[string]string{
-			"controllers":               "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,clusterrole-aggregation-controller",
-			"cluster-name":              "demo",
-			"kubeconfig":                "/etc/flotilla/kubeconfig/kubeconfig",
-			"authentication-kubeconfig": "/etc/flotilla/kubeconfig/kubeconfig",
-			"authorization-kubeconfig":  "/etc/flotilla/kubeconfig/kubeconfig",
-			"secure-port":               "10257",
-			"leader-elect":              "true",
-		} {
-			if args[flag] != want {
-				t.Errorf("--%s=%s; want %s", flag, args[flag], want)
-			}
-		}
-	})
-
-	t.Run("kube-controller-manager overrides", func(t *testing.T) {
-		objs := mustRender(t, byName(KubeControllerManager, "controllers and flags"))
-		spec := objs.deployment(t, "demo-kube-controller-manager").Spec.Template.Spec
-		args := argMap(t, spec.Containers[0].Args)
-		if args["leader-elect"] != "false" || args["feature-gates"] != "AllBeta=false" || args["kube-api-qps"] != "100" {
-			t.Errorf("args %v", args)
-		}
-		secrets := map[string]bool{}
-		for _, v := range spec.Volumes {
-			secrets[v.Secret.SecretName] = true
-		}
-		if !secrets["kcm-kubeconfig"] || !secrets["kcm-pki"] {
-			t.Errorf("volumes %+v", spec.Volumes)
-		}
-	})
-
-	for _, chart := range []string{ControllerManager, Scheduler} {
-		t.Run(chart+" defaults", func(t *testing.T) {
-			objs := mustRender(t, byName(chart, "defaults"))
-			deploy := objs.deployment(t, "demo-"+chart)
-			ctr := deploy.Spec.Template.Spec.Containers[0]
-			want := []string{
-				"--health-probe-bind-address=$(POD_IP):8081",
-				"--kubeconfig=/etc/flotilla/kubeconfig/kubeconfig",
-				"--leader-elect=true",
-				"--metrics-bind-address=$(POD_IP):8080",
-			}
-			if diff := cmp.Diff(want, ctr.Args); diff != "" {
-				t.Errorf("args (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff([]string{"/flotilla-" + chart}, ctr.Command); diff != "" {
-				t.Errorf("command (-want +got):\n%s", diff)
-			}
-			if ctr.ReadinessProbe.HTTPGet.Path != "/readyz" || ctr.LivenessProbe.HTTPGet.Path != "/healthz" || containerPort(ctr, "probes") != 8081 {
-				t.Errorf("probes: readiness %+v liveness %+v", ctr.ReadinessProbe.HTTPGet, ctr.LivenessProbe.HTTPGet)
-			}
-			psc := deploy.Spec.Template.Spec.SecurityContext
-			if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || *psc.RunAsUser != 65532 {
-				t.Errorf("pod securityContext %+v; want non-root 65532", psc)
-			}
-		})
-	}
-
-	t.Run("feature gates of Flotilla's components", func(t *testing.T) {
-		c := chartCase{chart: Scheduler, values: map[string]any{"featureGates": map[string]any{"B": true, "A": false}}}
-		args := argMap(t, mustRender(t, c).deployment(t, "demo-scheduler").Spec.Template.Spec.Containers[0].Args)
-		if args["feature-gates"] != "A=false,B=true" {
-			t.Errorf("--feature-gates=%s; want A=false,B=true", args["feature-gates"])
-		}
-	})
-
-	t.Run("fullnameOverride", func(t *testing.T) {
-		c := chartCase{chart: Etcd, values: map[string]any{"fullnameOverride": "store"}}
-		objs := mustRender(t, c)
-		objs.statefulSet(t, "store")
-		objs.service(t, "store")
-		objs.service(t, "store-client")
-	})
-}
-
 // TestValuesValidation: values the charts refuse, with a message that names
 // the value.
 func TestValuesValidation(t *testing.T) {
@@ -639,73 +353,109 @@ func mustRender(t *testing.T, c chartCase) objects {
 	return objs
 }
 
-// checkWiring checks what every chart's workload must get right: labels and
-// selectors, the standard labels, volumes behind every mount, the downward
-// API behind $(POD_IP), pods that do not mount a host token, and args given
-// once each.
+// checkWiring checks what every chart's workload must get right: selectors
+// that match, the standard labels, and a pod that is wired and locked down.
 func checkWiring(t *testing.T, c chartCase, objs objects) {
 	t.Helper()
-	var (
-		meta     = map[string]map[string]string{}
-		selector map[string]string
-		tmpl     corev1.PodTemplateSpec
-	)
-	switch {
-	case c.chart == Etcd:
+	workload := workloadOf(t, c, objs)
+	wantSelector := map[string]string{"app.kubernetes.io/name": c.chart, "app.kubernetes.io/instance": c.release()}
+	if diff := cmp.Diff(wantSelector, workload.selector); diff != "" {
+		t.Errorf("selector (-want +got):\n%s", diff)
+	}
+	// Services and PodDisruptionBudgets select the workload's pods.
+	selectors := map[string]map[string]string{}
+	for name, svc := range objs.services {
+		workload.labels["Service "+name] = svc.Labels
+		selectors["Service "+name] = svc.Spec.Selector
+	}
+	for name, pdb := range objs.pdbs {
+		workload.labels["PodDisruptionBudget "+name] = pdb.Labels
+		selectors["PodDisruptionBudget "+name] = pdb.Spec.Selector.MatchLabels
+	}
+	for what, selector := range selectors {
+		if diff := cmp.Diff(workload.selector, selector); diff != "" {
+			t.Errorf("%s selector (-workload +got):\n%s", what, diff)
+		}
+	}
+	checkLabels(t, c, workload.labels, workload.pod.Labels)
+	checkPod(t, workload.pod.Spec, workload.claims)
+}
+
+// workload is what checkWiring needs of a StatefulSet or a Deployment.
+type workload struct {
+	selector map[string]string
+	labels   map[string]map[string]string // of every object, by kind and name
+	pod      corev1.PodTemplateSpec
+	claims   []corev1.PersistentVolumeClaim
+}
+
+func workloadOf(t *testing.T, c chartCase, objs objects) workload {
+	t.Helper()
+	if c.chart == Etcd {
 		sts := objs.statefulSet(t, c.release())
-		selector, tmpl = sts.Spec.Selector.MatchLabels, sts.Spec.Template
-		meta["StatefulSet"] = sts.Labels
 		if sts.Spec.ServiceName != c.release() {
 			t.Errorf("serviceName %q; want %q", sts.Spec.ServiceName, c.release())
 		}
-		for _, name := range []string{c.release(), c.release() + "-client"} {
-			svc := objs.service(t, name)
-			meta["Service "+name] = svc.Labels
-			if diff := cmp.Diff(selector, svc.Spec.Selector); diff != "" {
-				t.Errorf("Service %s selector (-workload +service):\n%s", name, diff)
-			}
-		}
-	default:
-		deploy := objs.deployment(t, c.release())
-		selector, tmpl = deploy.Spec.Selector.MatchLabels, deploy.Spec.Template
-		meta["Deployment"] = deploy.Labels
-		if deploy.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
-			t.Errorf("strategy %q; want RollingUpdate", deploy.Spec.Strategy.Type)
-		}
-		if c.chart == APIServer {
-			svc := objs.service(t, c.release())
-			meta["Service"] = svc.Labels
-			if diff := cmp.Diff(selector, svc.Spec.Selector); diff != "" {
-				t.Errorf("Service selector (-workload +service):\n%s", diff)
-			}
+		objs.service(t, c.release())
+		objs.service(t, c.release()+"-client")
+		return workload{
+			selector: sts.Spec.Selector.MatchLabels,
+			labels:   map[string]map[string]string{"StatefulSet": sts.Labels},
+			pod:      sts.Spec.Template,
+			claims:   sts.Spec.VolumeClaimTemplates,
 		}
 	}
-	for name, pdb := range objs.pdbs {
-		meta["PodDisruptionBudget "+name] = pdb.Labels
-		if diff := cmp.Diff(selector, pdb.Spec.Selector.MatchLabels); diff != "" {
-			t.Errorf("PodDisruptionBudget selector (-workload +pdb):\n%s", diff)
+	deploy := objs.deployment(t, c.release())
+	if deploy.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Errorf("strategy %q; want RollingUpdate", deploy.Spec.Strategy.Type)
+	}
+	if c.chart == APIServer {
+		objs.service(t, c.release())
+	}
+	return workload{
+		selector: deploy.Spec.Selector.MatchLabels,
+		labels:   map[string]map[string]string{"Deployment": deploy.Labels},
+		pod:      deploy.Spec.Template,
+	}
+}
+
+// checkLabels: every object and the pods carry the standard labels; the
+// objects also helm.sh/chart, the pods not, so that a new chart version alone
+// restarts no pod.
+func checkLabels(t *testing.T, c chartCase, objects map[string]map[string]string, pod map[string]string) {
+	t.Helper()
+	standard := map[string]string{
+		"app.kubernetes.io/name":       c.chart,
+		"app.kubernetes.io/instance":   c.release(),
+		"app.kubernetes.io/component":  c.chart,
+		"app.kubernetes.io/part-of":    "flotilla",
+		"app.kubernetes.io/managed-by": "Helm",
+	}
+	for what, labels := range objects {
+		if labels["helm.sh/chart"] != c.chart+"-0.1.0" {
+			t.Errorf("%s: label helm.sh/chart=%q", what, labels["helm.sh/chart"])
 		}
-	}
-	wantSelector := map[string]string{"app.kubernetes.io/name": c.chart, "app.kubernetes.io/instance": c.release()}
-	if diff := cmp.Diff(wantSelector, selector); diff != "" {
-		t.Errorf("selector (-want +got):\n%s", diff)
-	}
-	meta["pod template"] = tmpl.Labels
-	for what, labels := range meta {
-		for k, v := range map[string]string{
-			"app.kubernetes.io/name":       c.chart,
-			"app.kubernetes.io/instance":   c.release(),
-			"app.kubernetes.io/component":  c.chart,
-			"app.kubernetes.io/part-of":    "flotilla",
-			"app.kubernetes.io/managed-by": "Helm",
-		} {
+		for k, v := range standard {
 			if labels[k] != v {
 				t.Errorf("%s: label %s=%q; want %q", what, k, labels[k], v)
 			}
 		}
 	}
+	for k, v := range standard {
+		if pod[k] != v {
+			t.Errorf("pod template: label %s=%q; want %q", k, pod[k], v)
+		}
+	}
+	if v, ok := pod["helm.sh/chart"]; ok {
+		t.Errorf("pod template has label helm.sh/chart=%s", v)
+	}
+}
 
-	spec := tmpl.Spec
+// checkPod: volumes behind every mount, secrets mounted read-only, the
+// downward API behind $(POD_IP), no fixed listen address, args given once
+// each, no host token, and the securityContexts.
+func checkPod(t *testing.T, spec corev1.PodSpec, claims []corev1.PersistentVolumeClaim) {
+	t.Helper()
 	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
 		t.Error("pods mount the host cluster's service-account token")
 	}
@@ -713,13 +463,11 @@ func checkWiring(t *testing.T, c chartCase, objs objects) {
 	for _, v := range spec.Volumes {
 		volumes[v.Name] = true
 	}
-	if c.chart == Etcd {
-		for _, claim := range objs.statefulSet(t, c.release()).Spec.VolumeClaimTemplates {
-			volumes[claim.Name] = true
-		}
+	for _, claim := range claims {
+		volumes[claim.Name] = true
 	}
-	main := spec.Containers[0]
-	for _, m := range main.VolumeMounts {
+	ctr := spec.Containers[0]
+	for _, m := range ctr.VolumeMounts {
 		if !volumes[m.Name] {
 			t.Errorf("mount %s has no volume", m.Name)
 		}
@@ -727,30 +475,31 @@ func checkWiring(t *testing.T, c chartCase, objs objects) {
 			t.Errorf("mount %s at %s is writable", m.Name, m.MountPath)
 		}
 	}
-	env := map[string]string{}
-	for _, e := range main.Env {
-		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
-			env[e.Name] = e.ValueFrom.FieldRef.FieldPath
-		}
+	if !slices.ContainsFunc(ctr.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "POD_IP" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP"
+	}) {
+		t.Errorf("POD_IP does not come from status.podIP: %+v", ctr.Env)
 	}
-	if env["POD_IP"] != "status.podIP" {
-		t.Errorf("POD_IP comes from %q; want status.podIP", env["POD_IP"])
-	}
-	argMap(t, main.Args) // every arg is --name=value, each name once
-	for _, a := range main.Args {
+	argMap(t, ctr.Args) // every arg is --name=value, each name once
+	for _, a := range ctr.Args {
 		if strings.Contains(a, "0.0.0.0") || strings.Contains(a, "127.0.0.1") || strings.Contains(a, "localhost") {
 			t.Errorf("arg %s binds a fixed address; listeners bind $(POD_IP)", a)
 		}
 	}
-	sc := main.SecurityContext
-	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil ||
-		*sc.AllowPrivilegeEscalation || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
-		t.Errorf("container securityContext %+v", sc)
+	want := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr(false),
+		ReadOnlyRootFilesystem:   ptr(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
-	if spec.SecurityContext == nil || spec.SecurityContext.SeccompProfile == nil || spec.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
-		t.Errorf("pod securityContext %+v; want the RuntimeDefault seccomp profile", spec.SecurityContext)
+	if diff := cmp.Diff(want, ctr.SecurityContext); diff != "" {
+		t.Errorf("container securityContext (-want +got):\n%s", diff)
+	}
+	if psc := spec.SecurityContext; psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod securityContext %+v; want the RuntimeDefault seccomp profile", psc)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // argMap returns args as flag name to value, failing on an arg that is not
 // --name=value or on a flag given twice.

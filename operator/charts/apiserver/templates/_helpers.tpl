@@ -49,6 +49,14 @@ standard ones, which win.
 {{- toYaml $labels }}
 {{- end }}
 
+{{/*
+apiserver.podLabels are the labels of the pods: those of every object but
+helm.sh/chart, so that a new chart version alone restarts no pod.
+*/}}
+{{- define "apiserver.podLabels" -}}
+{{- omit (include "apiserver.labels" . | fromYaml) "helm.sh/chart" | toYaml }}
+{{- end }}
+
 {{/* apiserver.podAnnotations are annotations, then podAnnotations, which win. */}}
 {{- define "apiserver.podAnnotations" -}}
 {{- $annotations := deepCopy (.Values.annotations | default dict) }}

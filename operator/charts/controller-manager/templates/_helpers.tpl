@@ -41,6 +41,14 @@ standard ones, which win.
 {{- toYaml $labels }}
 {{- end }}
 
+{{/*
+controller-manager.podLabels are the labels of the pods: those of every object but
+helm.sh/chart, so that a new chart version alone restarts no pod.
+*/}}
+{{- define "controller-manager.podLabels" -}}
+{{- omit (include "controller-manager.labels" . | fromYaml) "helm.sh/chart" | toYaml }}
+{{- end }}
+
 {{/* controller-manager.podAnnotations are annotations, then podAnnotations, which win. */}}
 {{- define "controller-manager.podAnnotations" -}}
 {{- $annotations := deepCopy (.Values.annotations | default dict) }}

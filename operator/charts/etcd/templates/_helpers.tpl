@@ -41,6 +41,14 @@ standard ones, which win.
 {{- toYaml $labels }}
 {{- end }}
 
+{{/*
+etcd.podLabels are the labels of the pods: those of every object but
+helm.sh/chart, so that a new chart version alone restarts no pod.
+*/}}
+{{- define "etcd.podLabels" -}}
+{{- omit (include "etcd.labels" . | fromYaml) "helm.sh/chart" | toYaml }}
+{{- end }}
+
 {{/* etcd.podAnnotations are annotations, then podAnnotations, which win. */}}
 {{- define "etcd.podAnnotations" -}}
 {{- $annotations := deepCopy (.Values.annotations | default dict) }}

@@ -49,6 +49,14 @@ standard ones, which win.
 {{- toYaml $labels }}
 {{- end }}
 
+{{/*
+kube-controller-manager.podLabels are the labels of the pods: those of every object but
+helm.sh/chart, so that a new chart version alone restarts no pod.
+*/}}
+{{- define "kube-controller-manager.podLabels" -}}
+{{- omit (include "kube-controller-manager.labels" . | fromYaml) "helm.sh/chart" | toYaml }}
+{{- end }}
+
 {{/* kube-controller-manager.podAnnotations are annotations, then podAnnotations, which win. */}}
 {{- define "kube-controller-manager.podAnnotations" -}}
 {{- $annotations := deepCopy (.Values.annotations | default dict) }}

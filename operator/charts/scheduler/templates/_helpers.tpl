@@ -41,6 +41,14 @@ standard ones, which win.
 {{- toYaml $labels }}
 {{- end }}
 
+{{/*
+scheduler.podLabels are the labels of the pods: those of every object but
+helm.sh/chart, so that a new chart version alone restarts no pod.
+*/}}
+{{- define "scheduler.podLabels" -}}
+{{- omit (include "scheduler.labels" . | fromYaml) "helm.sh/chart" | toYaml }}
+{{- end }}
+
 {{/* scheduler.podAnnotations are annotations, then podAnnotations, which win. */}}
 {{- define "scheduler.podAnnotations" -}}
 {{- $annotations := deepCopy (.Values.annotations | default dict) }}
