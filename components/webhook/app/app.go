@@ -154,6 +154,11 @@ type Handlers struct {
 	QuotaEnforcement             bool
 }
 
+// The configurations carry Karmada's names; their webhooks come from the
+// markers next to each handler.
+// +kubebuilder:webhookconfiguration:mutating=true,name=mutating-config
+// +kubebuilder:webhookconfiguration:mutating=false,name=validating-config
+
 // Endpoints maps each path served to its handler, with Karmada's paths.
 func Endpoints(h Handlers) map[string]http.Handler {
 	defaults := propagationpolicy.Defaults{
@@ -228,6 +233,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the health check: %w", err)
 	}
+	// The manager runs its webhook server once asked for it.
+	server = mgr.GetWebhookServer()
 	// Ready once the HTTPS server accepts connections with its certificate.
 	if err := mgr.AddReadyzCheck("webhook", server.StartedChecker()); err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)

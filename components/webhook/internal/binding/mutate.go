@@ -16,8 +16,12 @@ import (
 	"github.com/flotilla-io/flotilla/components/webhook/internal/verdict"
 )
 
-// +kubebuilder:webhook:path=/mutate-resourcebinding,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=*,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
-// +kubebuilder:webhook:path=/mutate-clusterresourcebinding,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=clusterresourcebindings,verbs=create;update,versions=*,name=clusterresourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
+// +kubebuilder:webhook:path=/mutate-resourcebinding,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=v1alpha2,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
+// +kubebuilder:webhook:path=/mutate-clusterresourcebinding,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=clusterresourcebindings,verbs=create;update,versions=v1alpha2,name=clusterresourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
+
+// The binding webhooks register v1alpha2 only: with the default matchPolicy
+// (Equivalent) the API server converts requests made in v1alpha1 before
+// sending them, so the handlers decode one version.
 
 // Defaulter gives a binding its permanent id when it has none.
 type Defaulter struct {

@@ -18,7 +18,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/webhook/internal/verdict"
 )
 
-// +kubebuilder:webhook:path=/validate-resourcebinding,mutating=false,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=*,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
+// +kubebuilder:webhook:path=/validate-resourcebinding,mutating=false,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=v1alpha2,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
 
 // QuotaValidator refuses a ResourceBinding whose scheduled replicas would
 // take its namespace over a FederatedResourceQuota's overall limit, as
