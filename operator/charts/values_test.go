@@ -283,6 +283,7 @@ func TestFlotillaComponents(t *testing.T) {
 				"--health-probe-bind-address=$(POD_IP):8081",
 				"--kubeconfig=/etc/flotilla/kubeconfig/kubeconfig",
 				"--leader-elect=true",
+				"--leader-elect-resource-namespace=karmada-system",
 				"--metrics-bind-address=$(POD_IP):8080",
 			}
 			if diff := cmp.Diff(want, ctr.Args); diff != "" {

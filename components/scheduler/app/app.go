@@ -30,6 +30,7 @@ type Options struct {
 	metricsAddr    string
 	probeAddr      string
 	leaderElect    bool
+	leaderElectNS  string
 	workers        int
 	qps            float64
 	burst          int
@@ -45,6 +46,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, e.g. :8080; 0 disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `Address of the health probe endpoint; "0" disables it.`)
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that only one scheduler instance is active.")
+	fs.StringVar(&o.leaderElectNS, "leader-elect-resource-namespace", clusterv1alpha1.NamespaceSystem, "Namespace of the leader election lease.")
 	fs.IntVar(&o.workers, "workers", 16, "Bindings scheduled concurrently.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Client-side QPS limit towards the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Client-side burst towards the API server.")
@@ -93,8 +95,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		LeaderElection:         opts.leaderElect,
 		// One leader per scheduler name: differently named schedulers
 		// place disjoint bindings and may run side by side.
-		LeaderElectionID: opts.schedulerName + ".scheduler.flotilla.io",
-		BaseContext:      func() context.Context { return ctx },
+		LeaderElectionID:        opts.schedulerName + ".scheduler.flotilla.io",
+		LeaderElectionNamespace: opts.leaderElectNS,
+		BaseContext:             func() context.Context { return ctx },
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
