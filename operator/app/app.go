@@ -27,7 +27,7 @@ import (
 	"github.com/flotilla-io/flotilla/operator/charts"
 	"github.com/flotilla-io/flotilla/operator/internal/controller/karmada"
 	"github.com/flotilla-io/flotilla/operator/internal/helmrelease"
-	"github.com/flotilla-io/flotilla/operator/internal/versions"
+	"github.com/flotilla-io/flotilla/operator/versions"
 )
 
 // Options configure the operator.

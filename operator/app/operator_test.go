@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
-	"github.com/flotilla-io/flotilla/operator/internal/versions"
+	"github.com/flotilla-io/flotilla/operator/versions"
 )
 
 // The suite runs the operator against one real API server (envtest). It has

@@ -32,7 +32,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/release"
 	"github.com/flotilla-io/flotilla/operator/internal/certs"
 	"github.com/flotilla-io/flotilla/operator/internal/helmrelease"
-	"github.com/flotilla-io/flotilla/operator/internal/versions"
+	"github.com/flotilla-io/flotilla/operator/versions"
 )
 
 // Event reasons of the operator, on the Karmada resource.
