@@ -2,6 +2,7 @@ package localfed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,9 @@ type Federation struct {
 	// members they stopped.
 	membersMu sync.Mutex
 	stopped   map[string]bool
+
+	// webhook is the control plane's admission webhook (webhook.go).
+	webhook *webhookServer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -162,6 +166,9 @@ func (f *Federation) startControlPlane(ctx context.Context, c *Cluster) error {
 		return err
 	}
 	if err := createNamespaces(ctx, c, NamespaceSystem, NamespaceCluster); err != nil {
+		return err
+	}
+	if f.webhook, err = f.startWebhook(ctx, c); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, c.Name+" kube-controller-manager", defaultServiceAccountExists(c), c.apiserver, kcm); err != nil {
@@ -288,7 +295,9 @@ func (f *Federation) StartMember(ctx context.Context, name string) error {
 // died before Close. Calling it again returns the first result.
 func (f *Federation) Close() error {
 	f.closeOnce.Do(func() {
-		f.closeErr = f.sup.stopAll(f.opts.StopGracePeriod)
+		// The webhook goes first, while the API server it reads still runs.
+		webhookErr := f.webhook.stop()
+		f.closeErr = errors.Join(webhookErr, f.sup.stopAll(f.opts.StopGracePeriod))
 	})
 	return f.closeErr
 }
