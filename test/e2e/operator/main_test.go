@@ -21,12 +21,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
-	"golang.org/x/sync/errgroup"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-io/flotilla/config/crd"
 	"github.com/flotilla-io/flotilla/internal/localfed"
