@@ -23,17 +23,18 @@ const (
 	KubeControllerManager = "kube-controller-manager"
 	ControllerManager     = "controller-manager"
 	Scheduler             = "scheduler"
+	Webhook               = "webhook"
 )
 
 // installOrder lists the charts in the order a control plane is installed:
 // storage, then the API server, then what runs against it.
-var installOrder = []string{Etcd, APIServer, KubeControllerManager, ControllerManager, Scheduler}
+var installOrder = []string{Etcd, APIServer, KubeControllerManager, ControllerManager, Scheduler, Webhook}
 
-//go:embed all:etcd all:apiserver all:kube-controller-manager all:controller-manager all:scheduler
+//go:embed all:etcd all:apiserver all:kube-controller-manager all:controller-manager all:scheduler all:webhook
 var files embed.FS
 
 // Names returns the charts' names in install order: etcd, apiserver,
-// kube-controller-manager, controller-manager, scheduler.
+// kube-controller-manager, controller-manager, scheduler, webhook.
 func Names() []string {
 	return slices.Clone(installOrder)
 }

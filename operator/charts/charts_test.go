@@ -140,10 +140,39 @@ var cases = []chartCase{
 		"extraArgs": map[string]any{"workers": 32, "scheduler-name": "default-scheduler"},
 		"resources": map[string]any{"limits": map[string]any{"memory": "512Mi"}},
 	}},
+
+	{name: "defaults", chart: Webhook},
+	{name: "replicated, flags, own Secrets", chart: Webhook, values: map[string]any{
+		"replicas":            3,
+		"podDisruptionBudget": map[string]any{"minAvailable": 2},
+		"extraArgs": map[string]any{
+			"enable-federated-quota-enforcement":   true,
+			"tls-min-version":                      "1.3",
+			"default-not-ready-toleration-seconds": 600,
+			"graceful-shutdown-timeout":            "45s",
+			"--kube-api-qps":                       100.0, // a whole float64, as YAML gives it
+			"v":                                    2,
+		},
+		"certSecret":        "webhook-serving",
+		"kubeconfigSecret":  "webhook-client",
+		"labels":            map[string]any{"team": "platform"},
+		"annotations":       map[string]any{"example.com/owner": "platform"},
+		"podAnnotations":    map[string]any{"flotilla.io/cert-hash": "abc123"},
+		"resources":         map[string]any{"requests": map[string]any{"cpu": "50m"}, "limits": map[string]any{"memory": "256Mi"}},
+		"nodeSelector":      map[string]any{"node-role.kubernetes.io/control-plane": ""},
+		"tolerations":       []any{map[string]any{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}},
+		"priorityClassName": "system-cluster-critical",
+		"affinity": map[string]any{"podAntiAffinity": map[string]any{
+			"requiredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+				"topologyKey":   "kubernetes.io/hostname",
+				"labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/instance": "demo-webhook"}},
+			}},
+		}},
+	}},
 }
 
 func TestNamesAndLoad(t *testing.T) {
-	want := []string{"etcd", "apiserver", "kube-controller-manager", "controller-manager", "scheduler"}
+	want := []string{"etcd", "apiserver", "kube-controller-manager", "controller-manager", "scheduler", "webhook"}
 	if diff := cmp.Diff(want, Names()); diff != "" {
 		t.Errorf("Names() (-want +got):\n%s", diff)
 	}
@@ -162,8 +191,8 @@ func TestNamesAndLoad(t *testing.T) {
 			t.Errorf("chart %s: no README.md", name)
 		}
 	}
-	if _, err := Load("webhook"); err == nil {
-		t.Error(`Load("webhook") succeeded; want an error`)
+	if _, err := Load("descheduler"); err == nil {
+		t.Error(`Load("descheduler") succeeded; want an error`)
 	}
 }
 
@@ -216,6 +245,8 @@ func TestValuesValidation(t *testing.T) {
 		{"both PDB fields", APIServer, map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": 1, "maxUnavailable": 1}}, "podDisruptionBudget: set minAvailable or maxUnavailable, not both"},
 		{"service type", APIServer, map[string]any{"service": map[string]any{"type": "ExternalName"}}, `service.type: ClusterIP, NodePort or LoadBalancer, got "ExternalName"`},
 		{"no controllers", KubeControllerManager, map[string]any{"controllers": []any{}}, "controllers: list at least one controller"},
+		{"webhook PDB", Webhook, map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": 1, "maxUnavailable": 1}}, "podDisruptionBudget: set minAvailable or maxUnavailable, not both"},
+		{"long webhook name", Webhook, map[string]any{"fullnameOverride": strings.Repeat("w", 64)}, "names may have at most 63"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := render(chartCase{chart: tc.chart, values: tc.values})
@@ -409,7 +440,7 @@ func workloadOf(t *testing.T, c chartCase, objs objects) workload {
 	if deploy.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
 		t.Errorf("strategy %q; want RollingUpdate", deploy.Spec.Strategy.Type)
 	}
-	if c.chart == APIServer {
+	if c.chart == APIServer || c.chart == Webhook {
 		objs.service(t, c.release())
 	}
 	return workload{

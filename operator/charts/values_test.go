@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // What particular values turn into, chart by chart.
@@ -275,27 +276,66 @@ func TestKubeControllerManager(t *testing.T) {
 }
 
 func TestFlotillaComponents(t *testing.T) {
-	for _, chart := range []string{ControllerManager, Scheduler} {
-		t.Run(chart, func(t *testing.T) {
-			deploy := mustRender(t, caseNamed(t, chart, "defaults")).deployment(t, "demo-"+chart)
-			ctr := deploy.Spec.Template.Spec.Containers[0]
-			want := []string{
+	for _, tc := range []struct {
+		chart string
+		args  []string
+		ports map[string]int32
+	}{
+		{
+			chart: ControllerManager,
+			args: []string{
 				"--health-probe-bind-address=$(POD_IP):8081",
 				"--kubeconfig=/etc/flotilla/kubeconfig/kubeconfig",
 				"--leader-elect=true",
 				"--leader-elect-resource-namespace=karmada-system",
 				"--metrics-bind-address=$(POD_IP):8080",
-			}
-			if diff := cmp.Diff(want, ctr.Args); diff != "" {
+			},
+			ports: map[string]int32{"metrics": 8080, "probes": 8081},
+		},
+		{
+			chart: Scheduler,
+			args: []string{
+				"--health-probe-bind-address=$(POD_IP):8081",
+				"--kubeconfig=/etc/flotilla/kubeconfig/kubeconfig",
+				"--leader-elect=true",
+				"--leader-elect-resource-namespace=karmada-system",
+				"--metrics-bind-address=$(POD_IP):8080",
+			},
+			ports: map[string]int32{"metrics": 8080, "probes": 8081},
+		},
+		{
+			// Every replica serves: no leader election.
+			chart: Webhook,
+			args: []string{
+				"--bind-address=$(POD_IP)",
+				"--cert-dir=/etc/flotilla/pki",
+				"--health-probe-bind-address=$(POD_IP):8081",
+				"--kubeconfig=/etc/flotilla/kubeconfig/kubeconfig",
+				"--metrics-bind-address=$(POD_IP):8080",
+				"--secure-port=8443",
+				"--tls-cert-file-name=tls.crt",
+				"--tls-private-key-file-name=tls.key",
+			},
+			ports: map[string]int32{"https": 8443, "metrics": 8080, "probes": 8081},
+		},
+	} {
+		t.Run(tc.chart, func(t *testing.T) {
+			deploy := mustRender(t, caseNamed(t, tc.chart, "defaults")).deployment(t, "demo-"+tc.chart)
+			ctr := deploy.Spec.Template.Spec.Containers[0]
+			if diff := cmp.Diff(tc.args, ctr.Args); diff != "" {
 				t.Errorf("args (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]string{"/flotilla-" + chart}, ctr.Command); diff != "" {
+			if diff := cmp.Diff([]string{"/flotilla-" + tc.chart}, ctr.Command); diff != "" {
 				t.Errorf("command (-want +got):\n%s", diff)
 			}
 			wantProbe(t, "liveness", ctr.LivenessProbe, corev1.URISchemeHTTP, "probes", "/healthz")
 			wantProbe(t, "readiness", ctr.ReadinessProbe, corev1.URISchemeHTTP, "probes", "/readyz")
-			if containerPort(ctr, "probes") != 8081 || containerPort(ctr, "metrics") != 8080 {
-				t.Errorf("ports %+v", ctr.Ports)
+			ports := map[string]int32{}
+			for _, p := range ctr.Ports {
+				ports[p.Name] = p.ContainerPort
+			}
+			if diff := cmp.Diff(tc.ports, ports); diff != "" {
+				t.Errorf("ports (-want +got):\n%s", diff)
 			}
 			psc := deploy.Spec.Template.Spec.SecurityContext
 			if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser != 65532 {
@@ -310,4 +350,98 @@ func TestFlotillaComponents(t *testing.T) {
 	wantArgs(t, mustRender(t, c).deployment(t, "demo-scheduler").Spec.Template.Spec.Containers[0].Args, map[string]string{
 		"feature-gates": "A=false,B=true",
 	})
+}
+
+// TestWebhook: the Service the API server calls, the Secrets behind
+// --cert-dir and --kubeconfig, and what the webhook's values turn into.
+func TestWebhook(t *testing.T) {
+	objs := mustRender(t, caseNamed(t, Webhook, "defaults"))
+	deploy := objs.deployment(t, "demo-webhook")
+	spec := deploy.Spec.Template.Spec
+	svc := objs.service(t, "demo-webhook")
+	wantPorts := []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromString("https"), Protocol: corev1.ProtocolTCP}}
+	if diff := cmp.Diff(wantPorts, svc.Spec.Ports); diff != "" {
+		t.Errorf("Service ports (-want +got):\n%s", diff)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("Service type %q; want ClusterIP", svc.Spec.Type)
+	}
+	// The Service's target is the port the admission server listens on.
+	if got := containerPort(spec.Containers[0], svc.Spec.Ports[0].TargetPort.String()); got != 8443 {
+		t.Errorf("Service targets container port %d; want 8443", got)
+	}
+	wantMounts := []corev1.VolumeMount{
+		{Name: "pki", MountPath: "/etc/flotilla/pki", ReadOnly: true},
+		{Name: "kubeconfig", MountPath: "/etc/flotilla/kubeconfig", ReadOnly: true},
+	}
+	if diff := cmp.Diff(wantMounts, spec.Containers[0].VolumeMounts); diff != "" {
+		t.Errorf("mounts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"pki": "demo-webhook-cert", "kubeconfig": "demo-webhook-kubeconfig"}, secretVolumes(spec.Volumes)); diff != "" {
+		t.Errorf("secret volumes (-want +got):\n%s", diff)
+	}
+	if _, ok := objs.pdb("demo-webhook"); ok {
+		t.Error("a PodDisruptionBudget is rendered without podDisruptionBudget values")
+	}
+
+	objs = mustRender(t, caseNamed(t, Webhook, "replicated, flags, own Secrets"))
+	deploy = objs.deployment(t, "demo-webhook")
+	spec = deploy.Spec.Template.Spec
+	wantArgs(t, spec.Containers[0].Args, map[string]string{
+		"enable-federated-quota-enforcement":   "true",
+		"tls-min-version":                      "1.3",
+		"default-not-ready-toleration-seconds": "600",
+		"graceful-shutdown-timeout":            "45s",
+		"kube-api-qps":                         "100",
+		"v":                                    "2",
+		"cert-dir":                             "/etc/flotilla/pki",
+		"secure-port":                          "8443",
+	})
+	if diff := cmp.Diff(map[string]string{"pki": "webhook-serving", "kubeconfig": "webhook-client"}, secretVolumes(spec.Volumes)); diff != "" {
+		t.Errorf("secret volumes (-want +got):\n%s", diff)
+	}
+	if *deploy.Spec.Replicas != 3 {
+		t.Errorf("replicas %d; want 3", *deploy.Spec.Replicas)
+	}
+	if pdb, ok := objs.pdb("demo-webhook"); !ok || pdb.Spec.MinAvailable.IntValue() != 2 || pdb.Spec.MaxUnavailable != nil {
+		t.Errorf("PodDisruptionBudget: %+v", pdb)
+	}
+	svc = objs.service(t, "demo-webhook")
+	if svc.Labels["team"] != "platform" || len(svc.Annotations) != 0 {
+		t.Errorf("Service: labels %v, annotations %v; want the labels value and no annotations", svc.Labels, svc.Annotations)
+	}
+	wantAnnotations := map[string]map[string]string{
+		"Deployment": {"example.com/owner": "platform"},
+		"pod":        {"example.com/owner": "platform", "flotilla.io/cert-hash": "abc123"},
+	}
+	if diff := cmp.Diff(wantAnnotations, map[string]map[string]string{"Deployment": deploy.Annotations, "pod": deploy.Spec.Template.Annotations}); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	if spec.PriorityClassName != "system-cluster-critical" || spec.Affinity == nil || len(spec.Tolerations) != 1 || len(spec.NodeSelector) != 1 {
+		t.Errorf("pod settings: %+v", spec)
+	}
+	if res := spec.Containers[0].Resources; res.Requests.Cpu().String() != "50m" || res.Limits.Memory().String() != "256Mi" {
+		t.Errorf("resources %+v", res)
+	}
+
+	c := chartCase{chart: Webhook, values: map[string]any{"fullnameOverride": "admission"}}
+	objs = mustRender(t, c)
+	objs.deployment(t, "admission")
+	if svc := objs.service(t, "admission"); svc.Spec.Selector["app.kubernetes.io/instance"] != "demo-webhook" {
+		t.Errorf("Service selector %v", svc.Spec.Selector)
+	}
+	if diff := cmp.Diff(map[string]string{"pki": "admission-cert", "kubeconfig": "admission-kubeconfig"}, secretVolumes(objs.deployment(t, "admission").Spec.Template.Spec.Volumes)); diff != "" {
+		t.Errorf("secret volumes (-want +got):\n%s", diff)
+	}
+}
+
+// secretVolumes maps the Secret volumes' names to their Secrets.
+func secretVolumes(volumes []corev1.Volume) map[string]string {
+	out := map[string]string{}
+	for _, v := range volumes {
+		if v.Secret != nil {
+			out[v.Name] = v.Secret.SecretName
+		}
+	}
+	return out
 }
