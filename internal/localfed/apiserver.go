@@ -12,8 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// serviceClusterIPRange is every cluster's Service range. No proxy runs, so
-// these addresses are never reached; they only need to be valid.
+// serviceClusterIPRange is the Service range of the control plane and the
+// members. No proxy runs, so these addresses are never reached; they only
+// need to be valid. The host has a loopback range of its own (host.go).
 const serviceClusterIPRange = "10.96.0.0/16"
 
 // startAPIServer starts the cluster's kube-apiserver on a free port and waits
@@ -98,7 +99,7 @@ func (f *Federation) apiServerArgs(c *Cluster) []string {
 		"--service-account-issuer=" + c.Endpoint,
 		"--service-account-key-file=" + c.path(fileSAPub),
 		"--service-account-signing-key-file=" + c.path(fileSAKey),
-		"--service-cluster-ip-range=" + serviceClusterIPRange,
+		"--service-cluster-ip-range=" + c.ServiceCIDR(),
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
 		// The endpoint reconciler would publish 127.0.0.1 as the kubernetes

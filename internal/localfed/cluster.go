@@ -10,10 +10,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Cluster is one API server of the federation: the control plane or a member.
+// Cluster is one API server of the federation: the control plane, the host
+// or a member.
 type Cluster struct {
-	// Name is the cluster's name and its kubeconfig context: karmada-apiserver
-	// or memberN.
+	// Name is the cluster's name and its kubeconfig context: karmada-apiserver,
+	// host or memberN.
 	Name string
 	// Endpoint is the API server's URL, https://127.0.0.1:<port>.
 	Endpoint string
@@ -31,6 +32,8 @@ type Cluster struct {
 	apiserver  *process
 	port       int
 	etcdPrefix string
+	// serviceCIDR is the Service range when it is not serviceClusterIPRange.
+	serviceCIDR string
 	// token authenticates as the member's cluster-admin ServiceAccount; it is
 	// what the control plane's Secret for this member holds.
 	token string

@@ -7,6 +7,12 @@
 // and bring it back at the same endpoint with its objects, for tests of
 // member failure.
 //
+// Options.Host adds a host cluster (API server, controller manager and
+// scheduler, no nodes) whose Service range lies in 127.0.0.0/8, for tests
+// that run real pods on it through test/nodeagent; Options.NoControlPlane
+// leaves the control plane out, for tests that make their own and join the
+// members to it.
+//
 // E2E tests use it through localfedtest, and `flotillactl local up` runs it in
 // the foreground. Nothing here needs Docker or root.
 package localfed

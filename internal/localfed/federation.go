@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -26,11 +27,13 @@ type Federation struct {
 	WorkDir string
 	// BinDir is where the Kubernetes binaries were taken from.
 	BinDir string
-	// KubeconfigPath is the kubeconfig with the contexts karmada-apiserver and
-	// member1 … memberN.
+	// KubeconfigPath is the kubeconfig with the contexts karmada-apiserver
+	// (unless NoControlPlane), host (with Host) and member1 … memberN.
 	KubeconfigPath string
-	// ControlPlane is the karmada-apiserver.
+	// ControlPlane is the karmada-apiserver; nil with Options.NoControlPlane.
 	ControlPlane *Cluster
+	// Host is the host cluster of Options.Host, else nil.
+	Host *Cluster
 	// Members are member1 … memberN, in order.
 	Members []*Cluster
 	// StartupTime is how long Start took.
@@ -41,6 +44,8 @@ type Federation struct {
 	ports   *portAllocator
 	sup     *supervisor
 	etcdURL string
+	// hostClaim holds the host's Service range (host.go).
+	hostClaim net.Listener
 
 	// membersMu serializes StopMember and StartMember; stopped holds the
 	// members they stopped.
@@ -116,8 +121,15 @@ func Start(ctx context.Context, opts Options) (*Federation, error) {
 
 func (f *Federation) start(ctx context.Context) error {
 	var err error
-	if f.ControlPlane, err = newCluster(f.WorkDir, ControlPlaneName); err != nil {
-		return err
+	if !f.opts.NoControlPlane {
+		if f.ControlPlane, err = newCluster(f.WorkDir, ControlPlaneName); err != nil {
+			return err
+		}
+	}
+	if f.opts.Host {
+		if f.Host, err = f.newHostCluster(); err != nil {
+			return err
+		}
 	}
 	for i := 1; i <= f.opts.Members; i++ {
 		m, err := newCluster(f.WorkDir, MemberName(i))
@@ -131,7 +143,12 @@ func (f *Federation) start(ctx context.Context) error {
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return f.startControlPlane(gctx, f.ControlPlane) })
+	if f.ControlPlane != nil {
+		g.Go(func() error { return f.startControlPlane(gctx, f.ControlPlane) })
+	}
+	if f.Host != nil {
+		g.Go(func() error { return f.startHost(gctx, f.Host) })
+	}
 	for _, m := range f.Members {
 		g.Go(func() error { return f.startMember(gctx, m) })
 	}
@@ -139,12 +156,14 @@ func (f *Federation) start(ctx context.Context) error {
 		return err
 	}
 
-	for _, m := range f.Members {
-		if err := registerMember(ctx, f.ControlPlane, m); err != nil {
-			return err
+	if f.ControlPlane != nil {
+		for _, m := range f.Members {
+			if err := registerMember(ctx, f.ControlPlane, m); err != nil {
+				return err
+			}
 		}
 	}
-	return writeKubeconfig(f.KubeconfigPath, f.ControlPlane, f.Members)
+	return writeKubeconfig(f.KubeconfigPath, f.clusters())
 }
 
 // startControlPlane runs the karmada-apiserver with a kube-controller-manager
@@ -298,6 +317,7 @@ func (f *Federation) Close() error {
 		// The webhook goes first, while the API server it reads still runs.
 		webhookErr := f.webhook.stop()
 		f.closeErr = errors.Join(webhookErr, f.sup.stopAll(f.opts.StopGracePeriod))
+		f.releaseHostClaim()
 	})
 	return f.closeErr
 }
@@ -312,12 +332,15 @@ func (f *Federation) Member(name string) *Cluster {
 	return nil
 }
 
-// Cluster returns the control plane or the member called name, or nil.
+// Cluster returns the control plane, the host or the member called name, or
+// nil.
 func (f *Federation) Cluster(name string) *Cluster {
-	if name == f.ControlPlane.Name {
-		return f.ControlPlane
+	for _, c := range f.clusters() {
+		if c.Name == name {
+			return c
+		}
 	}
-	return f.Member(name)
+	return nil
 }
 
 // MemberNames returns member1 … memberN.

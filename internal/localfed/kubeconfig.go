@@ -54,13 +54,15 @@ func (c *Cluster) writeComponentKubeconfigs(components ...string) error {
 }
 
 // writeKubeconfig writes one kubeconfig with a context, cluster and user per
-// cluster, each named after the cluster, the control plane being current.
-func writeKubeconfig(path string, controlPlane *Cluster, members []*Cluster) error {
+// cluster, each named after the cluster, the first being current.
+func writeKubeconfig(path string, clusters []*Cluster) error {
 	cfg := clientcmdapi.NewConfig()
-	for _, c := range append([]*Cluster{controlPlane}, members...) {
+	for _, c := range clusters {
 		addContext(cfg, c.Name, c.Endpoint, c.CAData, c.admin)
 	}
-	cfg.CurrentContext = controlPlane.Name
+	if len(clusters) > 0 {
+		cfg.CurrentContext = clusters[0].Name
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating kubeconfig directory: %w", err)
 	}

@@ -28,6 +28,19 @@ type Options struct {
 	// members' own work.
 	APIServerOnlyMembers bool
 
+	// Host also starts a cluster named host: kube-apiserver,
+	// kube-controller-manager and kube-scheduler, with no nodes, for a test
+	// that brings its own node agent (test/nodeagent). Its Service range is a
+	// block of 127.0.0.0/8 (see ServiceCIDR), so ClusterIPs are addresses a
+	// process on this machine can listen on.
+	Host bool
+
+	// NoControlPlane starts no karmada-apiserver and registers nothing: the
+	// members start as usual, with the credentials a control plane would use
+	// (Cluster.Token, CAData, Endpoint), for a test that makes the control
+	// plane itself and joins them to it.
+	NoControlPlane bool
+
 	// Profiling serves /debug/pprof on every API server (cluster-admin
 	// only), for benchmarks that want to see where the servers spend CPU.
 	Profiling bool

@@ -61,6 +61,9 @@ func Start(t testing.TB, opts localfed.Options) *localfed.Federation {
 //	func TestSomething(t *testing.T) { f := fed.Get(t); ... }
 type Shared struct {
 	Options localfed.Options
+	// BeforeClose, if set, runs after the tests and before the federation
+	// stops, to stop what the tests ran against it.
+	BeforeClose func()
 
 	once sync.Once
 	fed  *localfed.Federation
@@ -94,6 +97,9 @@ func (s *Shared) Main(m *testing.M) int {
 	code := m.Run()
 	if s.fed == nil {
 		return code
+	}
+	if s.BeforeClose != nil {
+		s.BeforeClose()
 	}
 	if err := s.fed.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "localfedtest: stopping shared local federation: %v\n", err)
