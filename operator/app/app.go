@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,7 +64,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 // Scheme is the operator's view of its host cluster.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, operatorv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, operatorv1alpha1.AddToScheme, cmv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, err
 		}

@@ -51,6 +51,8 @@ const (
 	ReasonContentsFailed       = "ContentsFailed"
 	ReasonControllersProgress  = "ControllersProgressing"
 	ReasonControllersFailed    = "ControllersFailed"
+	ReasonAdmissionProgressing = "AdmissionProgressing"
+	ReasonAdmissionFailed      = "AdmissionFailed"
 	ReasonUpgrading            = "Upgrading"
 	ReasonAvailable            = "Available"
 	ReasonIgnored              = "Ignored"

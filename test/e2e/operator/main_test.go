@@ -128,6 +128,7 @@ func buildImages(ctx context.Context, kubeBinDir, out string) (map[string]string
 	own := map[release.Component]string{
 		release.ControllerManager: "./components/controller-manager/cmd",
 		release.Scheduler:         "./components/scheduler/cmd",
+		release.Webhook:           "./components/webhook/cmd",
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for c, pkg := range own {

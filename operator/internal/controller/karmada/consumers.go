@@ -37,7 +37,7 @@ type externalEtcdClient struct {
 // instance's certificates: what each component needs and nothing more.
 // The keys are the charts' contract (operator/charts/*/README.md).
 func consumerSecrets(instance, namespace, domain string, p *pki, external *externalEtcdClient) (map[string]map[string][]byte, error) {
-	ca := p.cas[certs.IDCA].BundlePEM()
+	ca := p.bundles[certs.IDCA]
 	server := apiServerURL(instance, namespace, domain)
 	out := map[string]map[string][]byte{}
 
@@ -45,7 +45,7 @@ func consumerSecrets(instance, namespace, domain string, p *pki, external *exter
 		keyCACert:                ca,
 		"apiserver.crt":          p.pairs[certs.IDAPIServer].CertPEM,
 		"apiserver.key":          p.pairs[certs.IDAPIServer].KeyPEM,
-		"front-proxy-ca.crt":     p.cas[certs.IDFrontProxyCA].BundlePEM(),
+		"front-proxy-ca.crt":     p.bundles[certs.IDFrontProxyCA],
 		"front-proxy-client.crt": p.pairs[certs.IDFrontProxyClient].CertPEM,
 		"front-proxy-client.key": p.pairs[certs.IDFrontProxyClient].KeyPEM,
 		keySAPub:                 p.sa.PublicPEM,
@@ -54,7 +54,7 @@ func consumerSecrets(instance, namespace, domain string, p *pki, external *exter
 	if external != nil {
 		apiserver["etcd-ca.crt"], apiserver["etcd-client.crt"], apiserver["etcd-client.key"] = external.ca, external.cert, external.key
 	} else {
-		etcdCA := p.cas[certs.IDEtcdCA].BundlePEM()
+		etcdCA := p.bundles[certs.IDEtcdCA]
 		apiserver["etcd-ca.crt"] = etcdCA
 		apiserver["etcd-client.crt"] = p.pairs[certs.IDAPIServerEtcdClient].CertPEM
 		apiserver["etcd-client.key"] = p.pairs[certs.IDAPIServerEtcdClient].KeyPEM
@@ -71,8 +71,10 @@ func consumerSecrets(instance, namespace, domain string, p *pki, external *exter
 	// kube-controller-manager signs service-account tokens and, with the
 	// CA's key, certificate signing requests.
 	kcm := map[string][]byte{keyCACert: ca, keySAKey: p.sa.PrivatePEM}
-	if key := p.cas[certs.IDCA].KeyPair().KeyPEM; len(key) > 0 {
-		kcm[keyCAKey] = key
+	// With cert-manager issuing, the CA's key stays with the issuer and
+	// the control plane signs no certificate requests itself.
+	if ca := p.cas[certs.IDCA]; ca != nil {
+		kcm[keyCAKey] = ca.KeyPair().KeyPEM
 	}
 	out[certSecretName(instance, KubeControllerManager)] = kcm
 

@@ -10,21 +10,26 @@ import (
 	"sync"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
+	webhookapp "github.com/flotilla-io/flotilla/components/webhook/app"
 	"github.com/flotilla-io/flotilla/config/crd"
 	"github.com/flotilla-io/flotilla/config/rbac"
+	webhookconfig "github.com/flotilla-io/flotilla/config/webhook"
 	"github.com/flotilla-io/flotilla/operator/internal/certs"
 )
 
@@ -65,7 +70,7 @@ type controlPlane struct {
 // For returns the client of an instance's API server, made anew when its
 // endpoint or credentials changed.
 func (c *ControlPlanes) For(_ context.Context, k *operatorv1alpha1.Karmada, in *inputs) (*controlPlane, error) {
-	ca := in.pki.cas[certs.IDCA].BundlePEM()
+	ca := in.pki.bundles[certs.IDCA]
 	admin := in.pki.pairs[certs.IDAdmin]
 	server := apiServerURL(k.Name, k.Namespace, in.domain)
 	sum := sha256.New()
@@ -127,12 +132,12 @@ func (c *ControlPlanes) Forget(uid types.UID) {
 // downloaded), the karmada-system and karmada-cluster namespaces, and a
 // ClusterRole and binding per component identity. It returns the API
 // server's Kubernetes version, and whether everything is in place.
-func (r *Reconciler) ensureContents(ctx context.Context, k *operatorv1alpha1.Karmada, cp *controlPlane) (string, bool, string, error) {
+func (r *Reconciler) ensureContents(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs, cp *controlPlane) (string, bool, string, error) {
 	info, err := cp.discovery.ServerVersion()
 	if err != nil {
 		return "", false, fmt.Sprintf("API server contents: waiting for the API server to answer: %v", err), nil
 	}
-	objs, digest, err := contents()
+	objs, digest, err := contents(webhookURL(k), in.pki.bundles[certs.IDCA])
 	if err != nil {
 		return "", false, "", err
 	}
@@ -181,7 +186,13 @@ var componentRoles = map[string]string{
 }
 
 // contents are the objects ensureContents applies, with a digest of them.
-func contents() ([]client.Object, string, error) {
+// CRDs served in several versions convert through the webhook at
+// webhookURL, trusted by caBundle.
+func contents(webhookURL string, caBundle []byte) ([]client.Object, string, error) {
+	conversions, err := conversions(webhookURL, caBundle)
+	if err != nil {
+		return nil, "", err
+	}
 	var objs []client.Object
 	for _, ns := range systemNamespaces {
 		objs = append(objs, &corev1.Namespace{
@@ -190,7 +201,9 @@ func contents() ([]client.Object, string, error) {
 		})
 	}
 	sum := sha256.New()
-	err := fs.WalkDir(crd.Bases, "bases", func(path string, d fs.DirEntry, err error) error {
+	sum.Write([]byte(webhookURL))
+	sum.Write(caBundle)
+	err = fs.WalkDir(crd.Bases, "bases", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -204,6 +217,9 @@ func contents() ([]client.Object, string, error) {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		c.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+		if conv, ok := conversions[c.Name]; ok {
+			c.Spec.Conversion = conv
+		}
 		objs = append(objs, c)
 		return nil
 	})
@@ -240,4 +256,58 @@ func contents() ([]client.Object, string, error) {
 		return nil, "", fmt.Errorf("reading the embedded ClusterRoles: %w", err)
 	}
 	return objs, hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// webhookURL is where the instance's API server calls its webhook: the
+// webhook Service's DNS name, which its serving certificate names.
+func webhookURL(k *operatorv1alpha1.Karmada) string {
+	return fmt.Sprintf("https://%s.%s.svc:443", releaseName(k.Name, Webhook), k.Namespace)
+}
+
+// conversions are the conversion stanzas of config/webhook/conversion, by
+// CRD name, calling the webhook at baseURL.
+func conversions(baseURL string, caBundle []byte) (map[string]*apiextensionsv1.CustomResourceConversion, error) {
+	out := map[string]*apiextensionsv1.CustomResourceConversion{}
+	files, err := fs.Glob(webhookconfig.Conversion, "conversion/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range files {
+		data, err := fs.ReadFile(webhookconfig.Conversion, file)
+		if err != nil {
+			return nil, err
+		}
+		patch := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, patch); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		conv := patch.Spec.Conversion
+		if conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil || conv.Webhook.ClientConfig.Service == nil {
+			return nil, fmt.Errorf("%s: no conversion webhook service", file)
+		}
+		url := baseURL + ptr.Deref(conv.Webhook.ClientConfig.Service.Path, "/convert")
+		conv.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
+		out[patch.Name] = conv
+	}
+	return out, nil
+}
+
+// ensureAdmission registers the webhook configurations, with every webhook
+// called at the instance's webhook Service.
+func (r *Reconciler) ensureAdmission(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs, cp *controlPlane) error {
+	objs, err := webhookapp.Configurations(webhookURL(k), in.pki.bundles[certs.IDCA])
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		gvk := schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"}
+		if _, ok := obj.(*admissionregistrationv1.MutatingWebhookConfiguration); ok {
+			gvk.Kind = "MutatingWebhookConfiguration"
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		if err := cp.client.Patch(ctx, obj, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+	}
+	return nil
 }

@@ -21,9 +21,13 @@ import (
 
 // pki is an instance's certificate material after the certificates phase.
 type pki struct {
-	cas   map[certs.ID]*certs.CA
-	pairs map[certs.ID]certs.KeyPair
-	sa    certs.ServiceAccountKey
+	// cas are the CAs the operator holds the keys of; none when
+	// cert-manager issues.
+	cas map[certs.ID]*certs.CA
+	// bundles are the PEM bundles that verify what each CA signed.
+	bundles map[certs.ID][]byte
+	pairs   map[certs.ID]certs.KeyPair
+	sa      certs.ServiceAccountKey
 	// userCA is true when the instance's CA is the user's
 	// (customCertificate.apiServerCACert).
 	userCA bool
@@ -40,7 +44,7 @@ type pki struct {
 // them afterwards.
 func (r *Reconciler) ensurePKI(ctx context.Context, k *operatorv1alpha1.Karmada, params certs.Params) (*pki, error) {
 	now := r.now()
-	p := &pki{cas: map[certs.ID]*certs.CA{}, pairs: map[certs.ID]certs.KeyPair{}}
+	p := &pki{cas: map[certs.ID]*certs.CA{}, bundles: map[certs.ID][]byte{}, pairs: map[certs.ID]certs.KeyPair{}}
 
 	for _, spec := range certs.Plan(params) {
 		if spec.IsCA() {
@@ -49,6 +53,7 @@ func (r *Reconciler) ensurePKI(ctx context.Context, k *operatorv1alpha1.Karmada,
 				return nil, err
 			}
 			p.cas[spec.ID] = ca
+			p.bundles[spec.ID] = ca.BundlePEM()
 			continue
 		}
 		signer := p.cas[spec.Signer]

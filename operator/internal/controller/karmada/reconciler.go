@@ -140,9 +140,13 @@ func (r *Reconciler) reconcile(ctx context.Context, k *operatorv1alpha1.Karmada)
 		return reconcile.Result{}, nil
 	}
 
-	in, err := r.inputs(ctx, k, target)
+	in, waiting, err := r.inputs(ctx, k, target)
 	if err != nil {
 		return r.failed(k, operatorv1alpha1.ReasonCertificatesFailed, err)
+	}
+	if waiting != "" {
+		r.progressing(k, operatorv1alpha1.ReasonCertificatesPending, "certificates: "+waiting)
+		return reconcile.Result{RequeueAfter: waitPoll}, nil
 	}
 	for _, ph := range phases(k) {
 		done, msg, err := r.runPhase(ctx, k, in, ph)
@@ -182,15 +186,22 @@ type inputs struct {
 	kubernetesVersion string
 }
 
-func (r *Reconciler) inputs(ctx context.Context, k *operatorv1alpha1.Karmada, target versions.Release) (*inputs, error) {
+// inputs returns a message instead when certificates are still being
+// issued by cert-manager.
+func (r *Reconciler) inputs(ctx context.Context, k *operatorv1alpha1.Karmada, target versions.Release) (*inputs, string, error) {
 	in := &inputs{target: target, domain: dnsDomain(k)}
 	params, err := r.certParams(ctx, k, in.domain)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	p, err := r.ensurePKI(ctx, k, params)
-	if err != nil {
-		return nil, err
+	var p *pki
+	if k.Spec.CertificateIssuer != nil {
+		var waiting string
+		if p, waiting, err = r.ensureIssuedPKI(ctx, k, params); err != nil || waiting != "" {
+			return nil, waiting, err
+		}
+	} else if p, err = r.ensurePKI(ctx, k, params); err != nil {
+		return nil, "", err
 	}
 	if len(p.issued) > 0 {
 		r.Recorder.Eventf(k, nil, corev1.EventTypeNormal, EventCertificateIssued, "IssueCertificates", "issued %s", strings.Join(p.issued, ", "))
@@ -198,19 +209,19 @@ func (r *Reconciler) inputs(ctx context.Context, k *operatorv1alpha1.Karmada, ta
 	var external *externalEtcdClient
 	if e := externalEtcd(k); e != nil {
 		if external, err = r.externalEtcdClient(ctx, k, e); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	secrets, err := consumerSecrets(k.Name, k.Namespace, in.domain, p, external)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := r.ensureSecrets(ctx, k, secrets); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	in.pki = p
 	in.hashes = certificateHashes(k.Name, secrets)
-	return in, nil
+	return in, "", nil
 }
 
 func (r *Reconciler) certParams(ctx context.Context, k *operatorv1alpha1.Karmada, domain string) (certs.Params, error) {
@@ -303,6 +314,7 @@ type phase struct {
 	name        string
 	components  []Component
 	contents    bool // install CRDs, namespaces and RBAC into the API server
+	admission   bool // register the webhook configurations in the API server
 	progressing string
 	failed      string
 }
@@ -324,18 +336,26 @@ func phases(k *operatorv1alpha1.Karmada) []phase {
 			progressing: operatorv1alpha1.ReasonContentsProgressing, failed: operatorv1alpha1.ReasonContentsFailed},
 		phase{name: "controllers", components: controllerComponents(),
 			progressing: operatorv1alpha1.ReasonControllersProgress, failed: operatorv1alpha1.ReasonControllersFailed},
+		// The webhook configurations come last: they refuse what they
+		// cover while the webhook does not answer, and the controllers work
+		// without them.
+		phase{name: "admission webhooks", admission: true,
+			progressing: operatorv1alpha1.ReasonAdmissionProgressing, failed: operatorv1alpha1.ReasonAdmissionFailed},
 	)
 }
 
 // runPhase installs or upgrades a phase's releases (or contents) and
 // reports whether its workloads are rolled out.
 func (r *Reconciler) runPhase(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs, ph phase) (bool, string, error) {
-	if ph.contents {
+	if ph.contents || ph.admission {
 		cp, err := r.ControlPlanes.For(ctx, k, in)
 		if err != nil {
 			return false, "", err
 		}
-		version, done, msg, err := r.ensureContents(ctx, k, cp)
+		if ph.admission {
+			return true, "", r.ensureAdmission(ctx, k, in, cp)
+		}
+		version, done, msg, err := r.ensureContents(ctx, k, in, cp)
 		in.kubernetesVersion = version
 		return done, msg, err
 	}
@@ -507,7 +527,7 @@ const defaultServiceSubnet = "10.96.0.0/12"
 
 // controllerComponents are the last phase's releases.
 func controllerComponents() []Component {
-	return []Component{KubeControllerManager, ControllerManager, Scheduler}
+	return []Component{KubeControllerManager, ControllerManager, Scheduler, Webhook}
 }
 
 // imageOf is the image a component runs: the spec's repository and tag

@@ -29,6 +29,9 @@ func validate(k *operatorv1alpha1.Karmada) field.ErrorList {
 		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), k.Name, maxInstanceName))
 	}
 	spec := field.NewPath("spec")
+	if k.Spec.CertificateIssuer != nil && k.Spec.CustomCertificate != nil && k.Spec.CustomCertificate.APIServerCACert != nil {
+		errs = append(errs, field.Forbidden(spec.Child("customCertificate", "apiServerCACert"), "cannot be set with spec.certificateIssuer: the issuer signs every certificate"))
+	}
 	if r := k.Spec.PrivateRegistry; r != nil {
 		if r.Registry == "" || strings.Contains(r.Registry, "://") || strings.ContainsAny(r.Registry, " @") {
 			errs = append(errs, field.Invalid(spec.Child("privateRegistry", "registry"), r.Registry, "must be a registry host with an optional path, without a scheme"))

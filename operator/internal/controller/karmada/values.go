@@ -115,6 +115,16 @@ func chartValues(k *operatorv1alpha1.Karmada, in *inputs, c Component) (map[stri
 		v["image"] = image(k, in, release.Scheduler, common)
 		v["kubeconfigSecret"] = kubeconfigSecretName(k.Name, Scheduler)
 		v["extraArgs"] = toValue(s.ExtraArgs)
+	case Webhook:
+		w := operatorv1alpha1.KarmadaWebhook{}
+		if comps.KarmadaWebhook != nil {
+			w = *comps.KarmadaWebhook
+		}
+		common = w.CommonSettings
+		v["image"] = image(k, in, release.Webhook, common)
+		v["kubeconfigSecret"] = kubeconfigSecretName(k.Name, Webhook)
+		v["certSecret"] = certSecretName(k.Name, Webhook)
+		v["extraArgs"] = toValue(w.ExtraArgs)
 	default:
 		return nil, fmt.Errorf("no chart values for component %q", c)
 	}
