@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -67,11 +68,20 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run these tests with `make test`")
 		return 1
 	}
+	// cert-manager's Certificate CRD, from the module the operator's types
+	// come from, so that the cert-manager mode writes real Certificates.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "locating cert-manager's CRDs:", err)
+		return 1
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "operator")},
+		CRDDirectoryPaths: []string{
+			filepath.Join("..", "..", "config", "crd", "operator"),
+			filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds", "cert-manager.io_certificates.yaml"),
+		},
 		ErrorIfCRDPathMissing: true,
 	}
-	var err error
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
