@@ -188,6 +188,10 @@ func Endpoints(h Handlers) map[string]http.Handler {
 	}
 }
 
+// The webhook reads the kinds some validations compare with.
+// +kubebuilder:rbac:groups=policy.karmada.io,resources=clustertaintpolicies;federatedresourcequotas,verbs=get;list;watch
+// +kubebuilder:rbac:groups=config.karmada.io,resources=resourceinterpretercustomizations,verbs=get;list;watch
+
 // Run serves the webhook until ctx is done, then stops accepting requests
 // and lets those in flight finish within --graceful-shutdown-timeout.
 func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger) error {
@@ -237,6 +241,26 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	server = mgr.GetWebhookServer()
 	// Ready once the HTTPS server accepts connections with its certificate.
 	if err := mgr.AddReadyzCheck("webhook", server.StartedChecker()); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+
+	// The kinds validations compare with are watched from the start, so
+	// that the first request does not wait for a cache to fill; ready once
+	// they are synced too.
+	for _, obj := range []client.Object{&policyv1alpha1.ClusterTaintPolicy{}, &policyv1alpha1.FederatedResourceQuota{},
+		&configv1alpha1.ResourceInterpreterCustomization{}} {
+		if _, err := mgr.GetCache().GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("watching %T: %w", obj, err)
+		}
+	}
+	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}); err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
 

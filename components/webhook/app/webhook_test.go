@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -32,7 +33,10 @@ import (
 // as envtest registers webhooks (config/webhook/manifests.yaml rewritten to
 // a URL on 127.0.0.1), the bindings' conversion pointed at the same server,
 // and the webhook running in-process.
-var cp client.Client
+var (
+	cp  client.Client
+	cfg *rest.Config
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
@@ -66,7 +70,7 @@ func runSuite(m *testing.M) int {
 			LocalServingHost: "127.0.0.1",
 		},
 	}
-	cfg, err := env.Start()
+	cfg, err = env.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the API server:", err)
 		return 1
