@@ -46,7 +46,7 @@ func TestWebhookIsInThePath(t *testing.T) {
 		t.Error("the policy got no permanent id")
 	}
 	tolerations, _, _ := unstructured.NestedSlice(p.Object, "spec", "placement", "clusterTolerations")
-	var keys []string
+	keys := make([]string, 0, len(tolerations))
 	for _, tol := range tolerations {
 		keys = append(keys, tol.(map[string]any)["key"].(string))
 	}

@@ -121,7 +121,7 @@ func waitServing(ctx context.Context) error {
 		return apierrors.IsInvalid(last), nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the webhook to refuse an invalid policy (last answer: %v): %w", last, err)
+		return fmt.Errorf("waiting for the webhook to refuse an invalid policy (last answer: %w): %w", last, err)
 	}
 	return nil
 }
@@ -151,7 +151,7 @@ func invalidFields(t *testing.T, err error) []string {
 	if !errors.As(err, &status) || status.Status().Details == nil {
 		t.Fatalf("error %v has no details", err)
 	}
-	var fields []string
+	fields := make([]string, 0, len(status.Status().Details.Causes))
 	for _, c := range status.Status().Details.Causes {
 		fields = append(fields, c.Field)
 	}
