@@ -51,8 +51,10 @@ func newLocalUpCommand() *cobra.Command {
 		Short: "Start a local federation and keep it running until interrupted",
 		Long: `Starts, on 127.0.0.1, a control-plane API server (context karmada-apiserver)
 with Flotilla's CRDs and member clusters member1 … memberN, each registered as a
-Push-mode Cluster, runs Flotilla's controller-manager and scheduler against it,
-writes a kubeconfig with a context per cluster and runs in the foreground until Ctrl-C, SIGTERM or ` + "`flotillactl local down`" + `, then stops everything.`,
+Push-mode Cluster, with Flotilla's admission webhook in the control plane's path
+(logs/karmada-apiserver/webhook.log), runs Flotilla's controller-manager and
+scheduler against it, writes a kubeconfig with a context per cluster and runs
+in the foreground until Ctrl-C, SIGTERM or ` + "`flotillactl local down`" + `, then stops everything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout())
