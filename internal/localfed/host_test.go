@@ -37,7 +37,7 @@ func TestHostWithoutControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var contexts []string
+	contexts := make([]string, 0, len(cfg.Contexts))
 	for name := range cfg.Contexts {
 		contexts = append(contexts, name)
 	}
