@@ -66,12 +66,20 @@ BENCH_SIZES ?= 1000,5000
 
 .PHONY: bench
 bench: k8s-binaries ## Run the benchmarks: Go micro-benchmarks, then propagation on a local federation.
-	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench . -benchmem $(GOTEST_FLAGS) $$(go list ./... | grep -v /test/bench)
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench . -benchmem $(GOTEST_FLAGS) $$(go list ./... | grep -v '/test/bench\|/test/e2e/operator')
 	$(MAKE) bench-propagation
+	$(MAKE) bench-operator
 
 .PHONY: bench-propagation
 bench-propagation: k8s-binaries ## Propagation benchmark: $(BENCH_SIZES) Deployments duplicated and divided over 3 members, one run each.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkPropagation -benchtime 1x -timeout 180m -v $(GOTEST_FLAGS) ./test/bench -args -bench.sizes=$(BENCH_SIZES)
+
+# Karmada instances the operator benchmark creates at once.
+BENCH_INSTANCES ?= 20
+
+.PHONY: bench-operator
+bench-operator: k8s-binaries ## Operator benchmark: $(BENCH_INSTANCES) Karmadas at once on the e2e host; time to Ready, operator CPU and peak RSS.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkKarmadaReady -benchtime 1x -timeout 90m -v $(GOTEST_FLAGS) ./test/e2e/operator -args -bench.instances=$(BENCH_INSTANCES)
 
 .PHONY: verify
 verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.

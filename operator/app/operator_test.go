@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,7 +108,12 @@ func startOperator(t *testing.T, own versions.Release, others ...versions.Releas
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{MetricsAddr: "0", ProbeAddr: "0", Concurrency: 2, Versions: &table, Now: testClock.Now}
+	opts := Options{MetricsAddr: "0", ProbeAddr: "0", Concurrency: 2, Versions: &table, Now: testClock.Now,
+		// envtest's Services have ClusterIPs nothing serves, outside the
+		// loopback range: the operator must not send traffic there.
+		Dial: func(_ context.Context, _, address string) (net.Conn, error) {
+			return nil, fmt.Errorf("this suite has no Service network (dialling %s)", address)
+		}}
 	mgr, err := NewManager(cfg, opts, testr.NewWithOptions(t, testr.Options{Verbosity: 0}))
 	if err != nil {
 		t.Fatal(err)

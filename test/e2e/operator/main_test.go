@@ -123,8 +123,7 @@ func run(m *testing.M) int {
 // buildImages builds Flotilla's components and maps every image of both
 // releases to a binary: the node agent's stand-in for pulling an image.
 func buildImages(ctx context.Context, kubeBinDir, out string) (map[string]string, error) {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	root := moduleRoot()
 	own := map[release.Component]string{
 		release.ControllerManager: "./components/controller-manager/cmd",
 		release.Scheduler:         "./components/scheduler/cmd",
@@ -188,4 +187,10 @@ func installOperatorCRD(ctx context.Context) error {
 		}
 		return false, nil
 	})
+}
+
+// moduleRoot is the repository's root directory.
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }

@@ -35,7 +35,10 @@ func runOperator(t *testing.T, own versions.Release, others ...versions.Release)
 		t.Fatal(err)
 	}
 	mgr, err := app.NewManager(fed.Host.Config, app.Options{
-		MetricsAddr: "0", ProbeAddr: "0", Concurrency: 2, Versions: &table, Dial: agent.DialContext,
+		// No Dial: the operator reaches each API server at its Service's
+		// ClusterIP, which the host's loopback Service range puts on this
+		// machine and the node agent serves.
+		MetricsAddr: "0", ProbeAddr: "0", Concurrency: 2, Versions: &table,
 	}, testr.NewWithOptions(t, testr.Options{Verbosity: 0}).WithName("operator-"+own.Version))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -68,11 +69,17 @@ type controlPlane struct {
 }
 
 // For returns the client of an instance's API server, made anew when its
-// endpoint or credentials changed.
-func (c *ControlPlanes) For(_ context.Context, k *operatorv1alpha1.Karmada, in *inputs) (*controlPlane, error) {
+// address or credentials changed. The operator connects to the Service's
+// ClusterIP, verifying the certificate against the Service's DNS name: it
+// needs no cluster DNS, only the Service network every pod has.
+func (c *ControlPlanes) For(_ context.Context, k *operatorv1alpha1.Karmada, in *inputs, svc *corev1.Service) (*controlPlane, error) {
 	ca := in.pki.bundles[certs.IDCA]
 	admin := in.pki.pairs[certs.IDAdmin]
-	server := apiServerURL(k.Name, k.Namespace, in.domain)
+	serverName := fmt.Sprintf("%s.%s.svc.%s", svc.Name, svc.Namespace, in.domain)
+	server := "https://" + net.JoinHostPort(serverName, strconv.Itoa(apiServerPort))
+	if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
+		server = "https://" + net.JoinHostPort(ip, strconv.Itoa(apiServerPort))
+	}
 	sum := sha256.New()
 	for _, b := range [][]byte{[]byte(server), ca, admin.CertPEM, admin.KeyPEM} {
 		sum.Write(b)
@@ -100,7 +107,7 @@ func (c *ControlPlanes) For(_ context.Context, k *operatorv1alpha1.Karmada, in *
 	}
 	cfg := &rest.Config{
 		Host:            server,
-		TLSClientConfig: rest.TLSClientConfig{CAData: ca, CertData: admin.CertPEM, KeyData: admin.KeyPEM},
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca, CertData: admin.CertPEM, KeyData: admin.KeyPEM, ServerName: serverName},
 		Timeout:         timeout,
 		Dial:            c.Dial,
 		UserAgent:       fieldOwner,

@@ -348,7 +348,11 @@ func phases(k *operatorv1alpha1.Karmada) []phase {
 // reports whether its workloads are rolled out.
 func (r *Reconciler) runPhase(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs, ph phase) (bool, string, error) {
 	if ph.contents || ph.admission {
-		cp, err := r.ControlPlanes.For(ctx, k, in)
+		svc := &corev1.Service{}
+		if err := r.Get(ctx, types.NamespacedName{Namespace: k.Namespace, Name: releaseName(k.Name, APIServer)}, svc); err != nil {
+			return false, "", fmt.Errorf("reading the API server's Service: %w", err)
+		}
+		cp, err := r.ControlPlanes.For(ctx, k, in, svc)
 		if err != nil {
 			return false, "", err
 		}
