@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -114,7 +115,7 @@ func startOperator(t *testing.T, own versions.Release, others ...versions.Releas
 		Dial: func(_ context.Context, _, address string) (net.Conn, error) {
 			return nil, fmt.Errorf("this suite has no Service network (dialling %s)", address)
 		}}
-	mgr, err := NewManager(cfg, opts, testr.NewWithOptions(t, testr.Options{Verbosity: 0}))
+	mgr, err := NewManager(cfg, opts, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,4 +415,31 @@ func TestKarmadaOperatorSample(t *testing.T) {
 	if len(s.Spec.VolumeClaimTemplates) != 1 || s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String() != "3Gi" {
 		t.Errorf("etcd's claim template: %+v", s.Spec.VolumeClaimTemplates)
 	}
+}
+
+func readyMessage(k *operatorv1alpha1.Karmada) string {
+	if c := meta.FindStatusCondition(k.Status.Conditions, operatorv1alpha1.ConditionReady); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+// testLogger logs to t while the test runs and drops what comes later: the
+// manager's event broadcaster may still log from its own goroutines after
+// the test returned, and testing.T panics on a Log after completion.
+func testLogger(t testing.TB) logr.Logger {
+	var mu sync.Mutex
+	done := false
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+	})
+	return funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			t.Log(prefix, args)
+		}
+	}, funcr.Options{Verbosity: 0})
 }

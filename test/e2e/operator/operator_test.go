@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,7 +40,7 @@ func runOperator(t *testing.T, own versions.Release, others ...versions.Release)
 		// ClusterIP, which the host's loopback Service range puts on this
 		// machine and the node agent serves.
 		MetricsAddr: "0", ProbeAddr: "0", Concurrency: 2, Versions: &table,
-	}, testr.NewWithOptions(t, testr.Options{Verbosity: 0}).WithName("operator-"+own.Version))
+	}, testLogger(t).WithName("operator-"+own.Version))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,4 +285,24 @@ func TestControlPlaneLifecycle(t *testing.T) {
 	}
 	memberDeployment(t, "member1", 3)
 	memberDeployment(t, "member2", 3)
+}
+
+// testLogger logs to t while the test runs and drops what comes later: the
+// manager's event broadcaster may still log from its own goroutines after
+// the test returned, and testing.T panics on a Log after completion.
+func testLogger(t testing.TB) logr.Logger {
+	var mu sync.Mutex
+	done := false
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+	})
+	return funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			t.Log(prefix, args)
+		}
+	}, funcr.Options{Verbosity: 0})
 }
