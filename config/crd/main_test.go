@@ -29,7 +29,7 @@ func runWithAPIServer(m *testing.M) int {
 		return 1
 	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("bases")},
+		CRDDirectoryPaths:     []string{filepath.Join("bases"), filepath.Join("operator")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()

@@ -325,75 +325,18 @@ func TestValidation(t *testing.T) {
 	}
 }
 
-// karmadaSample is a Karmada as Karmada's own operator documents it.
-const karmadaSample = `
-apiVersion: operator.karmada.io/v1alpha1
-kind: Karmada
-metadata:
-  name: karmada-demo
-spec:
-  components:
-    etcd:
-      local:
-        imageRepository: registry.k8s.io/etcd
-        imageTag: 3.6.16-0
-        replicas: 1
-        volumeData:
-          volumeClaim:
-            metadata:
-              name: etcd-data
-            spec:
-              accessModes:
-              - ReadWriteOnce
-              resources:
-                requests:
-                  storage: 3Gi
-    karmadaAPIServer:
-      imageRepository: registry.k8s.io/kube-apiserver
-      imageTag: v1.37.2
-      replicas: 1
-      serviceType: NodePort
-      serviceSubnet: 10.96.0.0/12
-    karmadaAggregatedAPIServer:
-      imageRepository: docker.io/karmada/karmada-aggregated-apiserver
-      imageTag: v1.14.0
-      replicas: 1
-    karmadaControllerManager:
-      imageRepository: docker.io/karmada/karmada-controller-manager
-      imageTag: v1.14.0
-      replicas: 1
-    karmadaScheduler:
-      imageRepository: docker.io/karmada/karmada-scheduler
-      imageTag: v1.14.0
-      replicas: 1
-    karmadaWebhook:
-      imageRepository: docker.io/karmada/karmada-webhook
-      imageTag: v1.14.0
-      replicas: 1
-    kubeControllerManager:
-      imageRepository: registry.k8s.io/kube-controller-manager
-      imageTag: v1.37.2
-      replicas: 1
-    karmadaMetricsAdapter:
-      imageRepository: docker.io/karmada/karmada-metrics-adapter
-      imageTag: v1.14.0
-      replicas: 2
-    karmadaSearch:
-      imageRepository: docker.io/karmada/karmada-search
-      imageTag: v1.14.0
-      replicas: 1
-  hostCluster:
-    networking:
-      dnsDomain: cluster.local
-`
 
 // TestKarmadaOperatorSample: a resource written for Karmada's operator is
 // accepted, runs, and says which of its fields Flotilla ignores.
 func TestKarmadaOperatorSample(t *testing.T) {
 	startOperator(t, oldRelease)
 	ns := newNamespace(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", "operator_v1alpha1_karmada_karmada-style.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	k := &operatorv1alpha1.Karmada{}
-	if err := yaml.UnmarshalStrict([]byte(karmadaSample), k); err != nil {
+	if err := yaml.UnmarshalStrict(data, k); err != nil {
 		t.Fatal(err)
 	}
 	k.Namespace = ns

@@ -3,6 +3,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,10 +18,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
@@ -196,21 +200,31 @@ func TestControlPlaneLifecycle(t *testing.T) {
 	}
 	stopOld := runOperator(t, oldRelease)
 
-	k := &operatorv1alpha1.Karmada{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "fleet"},
-		Spec: operatorv1alpha1.KarmadaSpec{Components: &operatorv1alpha1.KarmadaComponents{
-			Etcd: &operatorv1alpha1.Etcd{Local: &operatorv1alpha1.LocalEtcd{}},
-		}},
+	// The resource is Karmada's own operator sample, as a Karmada user
+	// would bring it: Karmada's images, a NodePort Service, etcd on a
+	// claim, components Flotilla does not run.
+	data, err := os.ReadFile(filepath.Join(moduleRoot(), "config", "samples", "operator_v1alpha1_karmada_karmada-style.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	k := &operatorv1alpha1.Karmada{}
+	if err := yaml.UnmarshalStrict(data, k); err != nil {
+		t.Fatal(err)
+	}
+	k.Namespace = ns.Name
 	began := time.Now()
 	if err := host.Create(ctx, k); err != nil {
 		t.Fatal(err)
 	}
 	k = waitReady(t, client.ObjectKeyFromObject(k), oldRelease.Version)
 	t.Logf("Karmada Ready %s after creation", time.Since(began).Round(time.Second))
-	if k.Status.KubernetesVersion != "v1.37.2" || k.Status.APIServerService == nil || k.Status.APIServerService.Name != "fleet-apiserver" {
+	if k.Status.KubernetesVersion != "v1.37.2" || k.Status.APIServerService == nil || k.Status.APIServerService.Name != k.Name+"-apiserver" {
 		t.Errorf("status: %+v", k.Status)
 	}
+	if c := meta.FindStatusCondition(k.Status.Conditions, operatorv1alpha1.ConditionUnsupportedFields); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("UnsupportedFields: %+v", c)
+	}
+	checkNodePort(t, k)
 
 	cp := adminClient(t, k)
 	for _, member := range []string{"member1", "member2"} {
@@ -255,7 +269,7 @@ func TestControlPlaneLifecycle(t *testing.T) {
 	stopOld()
 	runOperator(t, newRelease, oldRelease)
 	k = waitReady(t, client.ObjectKeyFromObject(k), newRelease.Version)
-	for _, name := range []string{"fleet-controller-manager", "fleet-scheduler"} {
+	for _, name := range []string{k.Name + "-controller-manager", k.Name + "-scheduler", k.Name + "-webhook"} {
 		d := &appsv1.Deployment{}
 		if err := host.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: name}, d); err != nil {
 			t.Fatal(err)
@@ -305,4 +319,40 @@ func testLogger(t testing.TB) logr.Logger {
 			t.Log(prefix, args)
 		}
 	}, funcr.Options{Verbosity: 0})
+}
+
+// checkNodePort reaches the API server through its NodePort on the node's
+// address, with the admin credentials and the operator's CA, as a user
+// outside the host cluster would.
+func checkNodePort(t *testing.T, k *operatorv1alpha1.Karmada) {
+	t.Helper()
+	ctx := context.Background()
+	svc := &corev1.Service{}
+	if err := fed.Host.Client.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Status.APIServerService.Name}, svc); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeNodePort || len(svc.Spec.Ports) == 0 || svc.Spec.Ports[0].NodePort == 0 {
+		t.Fatalf("the API server's Service is not a NodePort: %+v", svc.Spec)
+	}
+	sec := &corev1.Secret{}
+	if err := fed.Host.Client.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Status.SecretRef.Name}, sec); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(sec.Data["kubeconfig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The node agent's node is 127.0.0.1, which the certificate names.
+	cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", svc.Spec.Ports[0].NodePort)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := dc.ServerVersion()
+	if err != nil {
+		t.Fatalf("API server through NodePort %d: %v", svc.Spec.Ports[0].NodePort, err)
+	}
+	if info.GitVersion != "v1.37.2" {
+		t.Errorf("version through the NodePort: %s", info.GitVersion)
+	}
 }
