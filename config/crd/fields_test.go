@@ -33,6 +33,10 @@ var implementedKinds = []string{
 	"config.karmada.io/ResourceInterpreterCustomization",
 	"config.karmada.io/ResourceInterpreterWebhookConfiguration",
 	"apps.karmada.io/WorkloadRebalancer",
+	"autoscaling.karmada.io/FederatedHPA",
+	"autoscaling.karmada.io/CronFederatedHPA",
+	"networking.karmada.io/MultiClusterService",
+	"networking.karmada.io/MultiClusterIngress",
 	"operator.karmada.io/Karmada",
 }
 
