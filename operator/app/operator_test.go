@@ -325,7 +325,6 @@ func TestValidation(t *testing.T) {
 	}
 }
 
-
 // TestKarmadaOperatorSample: a resource written for Karmada's operator is
 // accepted, runs, and says which of its fields Flotilla ignores.
 func TestKarmadaOperatorSample(t *testing.T) {

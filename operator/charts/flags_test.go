@@ -133,7 +133,7 @@ func buildAndHelp(root, out, pkg string) helpText {
 func runHelp(bin string) helpText {
 	out, err := exec.Command(bin, "--help").CombinedOutput()
 	if len(out) == 0 {
-		return helpText{err: fmt.Errorf("%s --help printed nothing: %v", bin, err)}
+		return helpText{err: fmt.Errorf("%s --help printed nothing: %w", bin, err)}
 	}
 	return helpText{bin: bin, text: string(out)}
 }
@@ -228,7 +228,7 @@ func checkParse(t *testing.T, c chartCase, bin string, args []string) {
 		"$(POD_NAME)", c.release()+"-0",
 		"$(POD_NAMESPACE)", testNamespace,
 	)
-	var argv []string
+	argv := make([]string, 0, len(args)+1)
 	for _, a := range args {
 		argv = append(argv, expand.Replace(a))
 	}

@@ -191,7 +191,7 @@ func Plan(p Params) []Spec {
 		// Members are the pods of a StatefulSet behind the headless Service
 		// N-etcd; clients use the Service N-etcd-client.
 		peers := p.Name + "-etcd"
-		var members []string
+		members := make([]string, 0, max(p.EtcdReplicas, 1)+1)
 		for i := range max(p.EtcdReplicas, 1) {
 			members = append(members, fmt.Sprintf("%s-%d.%s.%s.svc.%s", peers, i, peers, p.Namespace, domain))
 		}

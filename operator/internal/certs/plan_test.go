@@ -22,7 +22,7 @@ type planned struct {
 }
 
 func summarize(specs []Spec) []planned {
-	var out []planned
+	out := make([]planned, 0, len(specs))
 	for _, s := range specs {
 		p := planned{
 			ID: s.ID, Signer: s.Signer,

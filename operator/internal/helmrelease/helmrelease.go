@@ -118,7 +118,7 @@ func Digest(ch *chart.Chart, values map[string]any) (string, error) {
 	files := append([]*chart.File{}, ch.Raw...)
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	for _, f := range files {
-		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
+		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
 		h.Write(f.Data)
 	}
 	// encoding/json writes map keys sorted, so equal values hash equally.

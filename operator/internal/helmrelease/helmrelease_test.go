@@ -195,7 +195,9 @@ func TestDigest(t *testing.T) {
 	}
 	for name, other := range map[string]func() (string, error){
 		"values": func() (string, error) { return Digest(testChart("0.1.0"), map[string]any{"x": 2}) },
-		"chart":  func() (string, error) { return Digest(testChart("0.1.1"), map[string]any{"x": 1, "y": map[string]any{"b": 2, "a": 1}}) },
+		"chart": func() (string, error) {
+			return Digest(testChart("0.1.1"), map[string]any{"x": 1, "y": map[string]any{"b": 2, "a": 1}})
+		},
 	} {
 		if d, _ := other(); d == a {
 			t.Errorf("the digest ignores a change of %s", name)

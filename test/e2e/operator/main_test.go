@@ -135,7 +135,7 @@ func buildImages(ctx context.Context, kubeBinDir, out string) (map[string]string
 			cmd := exec.CommandContext(gctx, "go", "build", "-o", filepath.Join(out, c.Binary()), pkg)
 			cmd.Dir = root
 			if b, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("building %s: %v\n%s", pkg, err, b)
+				return fmt.Errorf("building %s: %w\n%s", pkg, err, b)
 			}
 			return nil
 		})

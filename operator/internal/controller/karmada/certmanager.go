@@ -134,7 +134,7 @@ func certificate(k *operatorv1alpha1.Karmada, spec certs.Spec) *cmv1.Certificate
 }
 
 func ipStrings(ips []net.IP) []string {
-	var out []string
+	out := make([]string, 0, len(ips))
 	for _, ip := range ips {
 		out = append(out, ip.String())
 	}

@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -152,10 +153,8 @@ func (r *Reconciler) ensureContents(ctx context.Context, k *operatorv1alpha1.Kar
 		return info.GitVersion, true, "", nil
 	}
 	for _, obj := range objs {
-		obj.SetManagedFields(nil)
-		obj.SetResourceVersion("")
-		if err := cp.client.Patch(ctx, obj, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-			return "", false, "", fmt.Errorf("applying %s %s to the API server: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+		if err := apply(ctx, cp.client, obj); err != nil {
+			return "", false, "", err
 		}
 	}
 	for _, obj := range objs {
@@ -312,9 +311,25 @@ func (r *Reconciler) ensureAdmission(ctx context.Context, k *operatorv1alpha1.Ka
 			gvk.Kind = "MutatingWebhookConfiguration"
 		}
 		obj.GetObjectKind().SetGroupVersionKind(gvk)
-		if err := cp.client.Patch(ctx, obj, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err)
+		if err := apply(ctx, cp.client, obj); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// apply server-side applies obj as the operator, taking over fields someone
+// else set: the operator's version of these objects is the one wanted.
+func apply(ctx context.Context, c client.Client, obj client.Object) error {
+	obj.SetManagedFields(nil)
+	obj.SetResourceVersion("")
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	cfg := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
+	if err := c.Apply(ctx, cfg, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying %s %s to the API server: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 	}
 	return nil
 }

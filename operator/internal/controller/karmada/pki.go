@@ -112,7 +112,7 @@ func (r *Reconciler) ensureCA(ctx context.Context, k *operatorv1alpha1.Karmada, 
 		}
 		ca, err := certs.LoadCA(sec.Data[keyTLSCert], sec.Data[keyTLSKey], sec.Data[keyCACert])
 		if err != nil {
-			return nil, fieldError("spec.customCertificate.apiServerCACert", fmt.Errorf("Secret %s/%s: %w", ns, ref.Name, err))
+			return nil, fieldError("spec.customCertificate.apiServerCACert", fmt.Errorf("secret %s/%s: %w", ns, ref.Name, err))
 		}
 		p.userCA = true
 		return ca, nil

@@ -114,7 +114,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k *operatorv1alpha1.Karmada)
 	if errs := validate(k); len(errs) > 0 {
 		msg := errs.ToAggregate().Error()
 		r.Recorder.Eventf(k, nil, corev1.EventTypeWarning, EventValidationError, "Validate", msg)
-		r.notReady(k, operatorv1alpha1.ReasonValidationError, msg, true)
+		r.notReady(k, operatorv1alpha1.ReasonValidationError, msg)
 		k.Status.ObservedGeneration = gen
 		return reconcile.Result{}, nil
 	}
@@ -128,14 +128,14 @@ func (r *Reconciler) reconcile(ctx context.Context, k *operatorv1alpha1.Karmada)
 	target, err := r.Versions.Resolve(k.Spec.Version)
 	if err != nil {
 		r.Recorder.Eventf(k, nil, corev1.EventTypeWarning, EventValidationError, "Validate", "spec.version: %v", err)
-		r.notReady(k, operatorv1alpha1.ReasonUnknownVersion, "spec.version: "+err.Error(), true)
+		r.notReady(k, operatorv1alpha1.ReasonUnknownVersion, "spec.version: "+err.Error())
 		k.Status.ObservedGeneration = gen
 		return reconcile.Result{}, nil
 	}
 	if running := k.Status.KarmadaVersion; running != "" && versions.Compare(target.Version, running) < 0 {
 		msg := fmt.Sprintf("version %s is older than the running %s; downgrades are refused (pin spec.version to %s or later)", target.Version, running, running)
 		r.Recorder.Eventf(k, nil, corev1.EventTypeWarning, EventDowngradeRefused, "Upgrade", msg)
-		r.notReady(k, operatorv1alpha1.ReasonDowngradeRefused, msg, true)
+		r.notReady(k, operatorv1alpha1.ReasonDowngradeRefused, msg)
 		k.Status.ObservedGeneration = gen
 		return reconcile.Result{}, nil
 	}
@@ -303,7 +303,7 @@ func (r *Reconciler) externalEtcdClient(ctx context.Context, k *operatorv1alpha1
 	}
 	for _, key := range []string{keyCACert, keyTLSCert, keyTLSKey} {
 		if len(sec.Data[key]) == 0 {
-			return nil, fieldError("spec.components.etcd.external.secretRef", fmt.Errorf("Secret %s/%s has no %s", ns, e.SecretRef.Name, key))
+			return nil, fieldError("spec.components.etcd.external.secretRef", fmt.Errorf("secret %s/%s has no %s", ns, e.SecretRef.Name, key))
 		}
 	}
 	return &externalEtcdClient{ca: sec.Data[keyCACert], cert: sec.Data[keyTLSCert], key: sec.Data[keyTLSKey]}, nil
@@ -466,12 +466,11 @@ func ownerReference(k *operatorv1alpha1.Karmada) *metav1.OwnerReference {
 	}
 }
 
-func (r *Reconciler) notReady(k *operatorv1alpha1.Karmada, reason, msg string, degraded bool) {
+// notReady records a failure that stops every phase.
+func (r *Reconciler) notReady(k *operatorv1alpha1.Karmada, reason, msg string) {
 	setCondition(k, operatorv1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
 	setCondition(k, operatorv1alpha1.ConditionProgressing, metav1.ConditionFalse, reason, msg)
-	if degraded {
-		setCondition(k, operatorv1alpha1.ConditionDegraded, metav1.ConditionTrue, reason, msg)
-	}
+	setCondition(k, operatorv1alpha1.ConditionDegraded, metav1.ConditionTrue, reason, msg)
 }
 
 // progressing records a phase still rolling out. It is Degraded too when
@@ -492,12 +491,12 @@ func (r *Reconciler) progressing(k *operatorv1alpha1.Karmada, reason, msg string
 func (r *Reconciler) failed(k *operatorv1alpha1.Karmada, reason string, err error) (reconcile.Result, error) {
 	if isFieldError(err) {
 		r.Recorder.Eventf(k, nil, corev1.EventTypeWarning, EventValidationError, "Validate", err.Error())
-		r.notReady(k, operatorv1alpha1.ReasonValidationError, err.Error(), true)
+		r.notReady(k, operatorv1alpha1.ReasonValidationError, err.Error())
 		k.Status.ObservedGeneration = k.Generation
 		return reconcile.Result{}, nil
 	}
 	r.Recorder.Eventf(k, nil, corev1.EventTypeWarning, EventPhaseFailed, "Reconcile", "%s: %v", reason, err)
-	r.notReady(k, reason, err.Error(), true)
+	r.notReady(k, reason, err.Error())
 	return reconcile.Result{}, err
 }
 
@@ -545,10 +544,13 @@ func imageOf(k *operatorv1alpha1.Karmada, target versions.Release, c release.Com
 	repository = c.Repository(registry)
 	ref := target.Image(c, registry)
 	tag = ref[strings.LastIndex(ref, ":")+1:]
-	if img.ImageRepository != "" && !(c.Own() && karmadaImage(img.ImageRepository)) {
+	// Karmada's own images cannot run with Flotilla's flags: a resource
+	// written for Karmada's operator gets Flotilla's images instead.
+	usable := !c.Own() || !karmadaImage(img.ImageRepository)
+	if img.ImageRepository != "" && usable {
 		repository = img.ImageRepository
 	}
-	if img.ImageTag != "" && !(c.Own() && karmadaImage(img.ImageRepository)) {
+	if img.ImageTag != "" && usable {
 		tag = img.ImageTag
 	}
 	return repository, tag

@@ -42,11 +42,15 @@ func validate(k *operatorv1alpha1.Karmada) field.ErrorList {
 			errs = append(errs, field.Invalid(spec.Child("hostCluster", "networking", "dnsDomain"), *h.Networking.DNSDomain, strings.Join(msgs, "; ")))
 		}
 	}
-	c := k.Spec.Components
+	return append(errs, validateComponents(k.Spec.Components, spec.Child("components"))...)
+}
+
+// validateComponents checks spec.components.
+func validateComponents(c *operatorv1alpha1.KarmadaComponents, comps *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	if c == nil {
-		return errs
+		return nil
 	}
-	comps := spec.Child("components")
 	if c.Etcd != nil && c.Etcd.Local != nil {
 		local := comps.Child("etcd", "local")
 		errs = append(errs, validateSANs(local.Child("serverCertSANs"), c.Etcd.Local.ServerCertSANs)...)
