@@ -24,16 +24,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/binding"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/clustertaintpolicy"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/conversion"
+	"github.com/flotilla-io/flotilla/components/webhook/internal/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/deletionprotection"
+	"github.com/flotilla-io/flotilla/components/webhook/internal/federatedhpa"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/interpreterconfig"
+	"github.com/flotilla-io/flotilla/components/webhook/internal/multiclusteringress"
+	"github.com/flotilla-io/flotilla/components/webhook/internal/multiclusterservice"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/overridepolicy"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/propagationpolicy"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/resourcequota"
@@ -132,7 +138,8 @@ func tlsVersion(v string) (uint16, error) {
 func Scheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
-		policyv1alpha1.AddToScheme, workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, configv1alpha1.AddToScheme} {
+		policyv1alpha1.AddToScheme, workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, configv1alpha1.AddToScheme,
+		autoscalingv1alpha1.AddToScheme, networkingv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("building scheme: %w", err)
 		}
@@ -184,6 +191,12 @@ func Endpoints(h Handlers) map[string]http.Handler {
 		"/validate-resourceinterpreterwebhookconfiguration": admit(interpreterconfig.NewWebhookConfigurationValidator(d)),
 		"/validate-federatedresourcequota":                  admit(resourcequota.NewValidator(d)),
 		"/validate-resourcedeletionprotection":              admit(deletionprotection.NewValidator()),
+		"/mutate-federatedhpa":                              admit(federatedhpa.NewDefaulter(d)),
+		"/validate-federatedhpa":                            admit(federatedhpa.NewValidator(d)),
+		"/validate-cronfederatedhpa":                        admit(cronfederatedhpa.NewValidator(d)),
+		"/mutate-multiclusterservice":                       admit(multiclusterservice.NewDefaulter(d)),
+		"/validate-multiclusterservice":                     admit(multiclusterservice.NewValidator(d)),
+		"/validate-multiclusteringress":                     admit(multiclusteringress.NewValidator(d)),
 		conversion.Path:                                     conversion.NewHandler(),
 	}
 }

@@ -36,6 +36,8 @@ func TestEndpoints(t *testing.T) {
 		"/mutate-work", "/validate-clustertaintpolicy",
 		"/validate-resourceinterpretercustomization", "/validate-resourceinterpreterwebhookconfiguration",
 		"/validate-federatedresourcequota", "/validate-resourcedeletionprotection", "/convert",
+		"/mutate-federatedhpa", "/validate-federatedhpa", "/validate-cronfederatedhpa",
+		"/mutate-multiclusterservice", "/validate-multiclusterservice", "/validate-multiclusteringress",
 	}
 	got := Endpoints(Handlers{})
 	for _, p := range want {

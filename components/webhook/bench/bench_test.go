@@ -15,16 +15,21 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -230,6 +235,46 @@ end`},
 			StaticAssignments: []policyv1alpha1.StaticClusterAssignment{{ClusterName: "member1", Hard: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5")}}},
 		},
 	}
+	nginx := autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx"}
+	fhpa := &autoscalingv1alpha1.FederatedHPA{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling.karmada.io/v1alpha1", Kind: "FederatedHPA"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "apps"},
+		Spec: autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: nginx, MinReplicas: ptr.To[int32](2), MaxReplicas: 20,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](70)}}}},
+			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](120),
+				Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 50, PeriodSeconds: 60}}}},
+		},
+	}
+	cronFHPA := &autoscalingv1alpha1.CronFederatedHPA{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling.karmada.io/v1alpha1", Kind: "CronFederatedHPA"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "apps"},
+		Spec: autoscalingv1alpha1.CronFederatedHPASpec{ScaleTargetRef: nginx, Rules: []autoscalingv1alpha1.CronFederatedHPARule{
+			{Name: "up", Schedule: "0 8 * * MON-FRI", TargetReplicas: ptr.To[int32](10), TimeZone: ptr.To("Europe/Paris")},
+			{Name: "down", Schedule: "0 20 * * *", TargetReplicas: ptr.To[int32](2), TimeZone: ptr.To("Europe/Paris")},
+		}},
+	}
+	mcs := &networkingv1alpha1.MultiClusterService{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.karmada.io/v1alpha1", Kind: "MultiClusterService"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "apps"},
+		Spec: networkingv1alpha1.MultiClusterServiceSpec{
+			Types:            []networkingv1alpha1.ExposureType{networkingv1alpha1.ExposureTypeCrossCluster},
+			Ports:            []networkingv1alpha1.ExposurePort{{Name: "http", Port: 80}},
+			ProviderClusters: []networkingv1alpha1.ClusterSelector{{Name: "member1"}},
+			ConsumerClusters: []networkingv1alpha1.ClusterSelector{{Name: "member2"}, {Name: "member3"}},
+		},
+	}
+	mci := &networkingv1alpha1.MultiClusterIngress{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.karmada.io/v1alpha1", Kind: "MultiClusterIngress"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "apps"},
+		Spec: networkingv1.IngressSpec{
+			Rules: []networkingv1.IngressRule{{Host: "nginx.example.com", IngressRuleValue: networkingv1.IngressRuleValue{
+				HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix),
+					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "nginx", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}},
+			}}},
+			TLS: []networkingv1.IngressTLS{{Hosts: []string{"nginx.example.com"}, SecretName: "nginx-tls"}},
+		},
+	}
 	protected := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "apps", Labels: map[string]string{"resourcetemplate.karmada.io/deletion-protected": "Always"}}}
 
@@ -250,6 +295,12 @@ end`},
 		admit("/validate-resourceinterpreterwebhookconfiguration", admissionv1.Create, riwc, nil, true),
 		admit("/validate-federatedresourcequota", admissionv1.Create, frq, nil, true),
 		admit("/validate-resourcedeletionprotection", admissionv1.Delete, nil, protected, false),
+		admit("/mutate-federatedhpa", admissionv1.Create, fhpa, nil, true),
+		admit("/validate-federatedhpa", admissionv1.Create, fhpa, nil, true),
+		admit("/validate-cronfederatedhpa", admissionv1.Create, cronFHPA, nil, true),
+		admit("/mutate-multiclusterservice", admissionv1.Create, mcs, nil, true),
+		admit("/validate-multiclusterservice", admissionv1.Create, mcs, nil, true),
+		admit("/validate-multiclusteringress", admissionv1.Create, mci, nil, true),
 		convertCase(rb),
 	}
 }

@@ -47,6 +47,35 @@ func Patch(req admission.Request, obj any) admission.Response {
 	return admission.PatchResponseFromRaw(req.Object.Raw, changed)
 }
 
+// PatchFields is Patch limited to the named top-level fields of obj (such
+// as "spec" or "metadata"): the rest of the request's object is kept as
+// sent. It suits kinds whose Go types write fields the request did not
+// have, such as a status struct without omitempty, which Patch would turn
+// into operations of their own.
+func PatchFields(req admission.Request, obj any, fields ...string) admission.Response {
+	var original, changed map[string]json.RawMessage
+	if err := json.Unmarshal(req.Object.Raw, &original); err != nil {
+		return BadRequest(err)
+	}
+	data, err := json.Marshal(obj)
+	if err == nil {
+		err = json.Unmarshal(data, &changed)
+	}
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	for _, f := range fields {
+		if v, ok := changed[f]; ok {
+			original[f] = v
+		}
+	}
+	merged, err := json.Marshal(original)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, merged)
+}
+
 // BadRequest answers a request whose object cannot be decoded.
 func BadRequest(err error) admission.Response {
 	return admission.Errored(http.StatusBadRequest, err)
