@@ -7,9 +7,7 @@ import (
 	"strings"
 )
 
-// No cron library is among the module's dependencies, and validation only
-// needs to know that a schedule parses, so the five-field syntax of a
-// CronJob's schedule is parsed here.
+// Parsed here because no cron library is among the module's dependencies.
 
 // Schedule is a parsed cron expression: for each field, the set of values
 // it matches, as a bit set.
