@@ -88,6 +88,8 @@ type Options struct {
 	ClusterDomain string
 	// MaxGracePeriod caps every termination grace period. Default: 10s.
 	MaxGracePeriod time.Duration
+	// MaxPods is the node's pod capacity. Default: 110, the kubelet's.
+	MaxPods int
 	// Logger receives the agent's own log.
 	Logger logr.Logger
 }
@@ -96,6 +98,7 @@ const (
 	defaultNodeName      = "nodeagent"
 	defaultClusterDomain = "cluster.local"
 	defaultMaxGrace      = 10 * time.Second
+	defaultMaxPods       = 110
 	// stopGrace is how long Stop lets each process end after SIGTERM.
 	stopGrace = 2 * time.Second
 )
@@ -156,6 +159,9 @@ func Start(ctx context.Context, opts Options) (*Agent, error) {
 	}
 	if opts.MaxGracePeriod <= 0 {
 		opts.MaxGracePeriod = defaultMaxGrace
+	}
+	if opts.MaxPods <= 0 {
+		opts.MaxPods = defaultMaxPods
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {

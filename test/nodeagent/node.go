@@ -9,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -54,8 +55,10 @@ func (a *Agent) registerNode(ctx context.Context) error {
 func (a *Agent) writeNodeStatus(ctx context.Context, node *corev1.Node) error {
 	node = node.DeepCopy()
 	heartbeat := metav1.Now()
-	node.Status.Capacity = nodeAllocatable
-	node.Status.Allocatable = nodeAllocatable
+	capacity := nodeAllocatable.DeepCopy()
+	capacity[corev1.ResourcePods] = *resource.NewQuantity(int64(a.opts.MaxPods), resource.DecimalSI)
+	node.Status.Capacity = capacity
+	node.Status.Allocatable = capacity
 	node.Status.Addresses = []corev1.NodeAddress{
 		{Type: corev1.NodeInternalIP, Address: hostIP},
 		{Type: corev1.NodeHostName, Address: a.opts.NodeName},

@@ -35,6 +35,7 @@ var benchInstances = flag.Int("bench.instances", 20, "Karmada instances the oper
 //	go test ./test/e2e/operator -run '^$' -bench KarmadaReady -benchtime 1x -timeout 60m -args -bench.instances=20
 func BenchmarkKarmadaReady(b *testing.B) {
 	ctx := context.Background()
+	ensureInotifyInstances(b, 16**benchInstances+128)
 	bin := filepath.Join(b.TempDir(), release.Operator.Binary())
 	build := exec.Command("go", "build", "-o", bin, "./operator/cmd")
 	build.Dir = moduleRoot()
@@ -142,4 +143,32 @@ func waitAllReady(ctx context.Context, ns string, n int, began time.Time) ([]tim
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// inotifyInstances is the kernel's limit of inotify instances per user.
+const inotifyInstances = "/proc/sys/fs/inotify/max_user_instances"
+
+// ensureInotifyInstances raises the per-user inotify limit to at least n
+// for the benchmark, and puts it back afterwards. Every process of a control
+// plane that reloads certificates holds a few inotify instances, and all the
+// node agent's processes run as one user: the kernel's default of 128 runs
+// out at about 15 control planes on one node, and the webhooks then fail to
+// start with "too many open files". Nodes that run many such pods raise it
+// the same way.
+func ensureInotifyInstances(b *testing.B, n int) {
+	b.Helper()
+	data, err := os.ReadFile(inotifyInstances)
+	if err != nil {
+		b.Logf("cannot read %s (%v); leaving it", inotifyInstances, err)
+		return
+	}
+	var have int
+	if _, err := fmt.Sscanf(string(data), "%d", &have); err != nil || have >= n {
+		return
+	}
+	if err := os.WriteFile(inotifyInstances, []byte(fmt.Sprint(n)), 0o644); err != nil {
+		b.Fatalf("%s is %d, fewer than the %d this benchmark needs, and raising it failed (%v): run `sysctl fs.inotify.max_user_instances=%d` as root", inotifyInstances, have, n, err, n)
+	}
+	b.Logf("raised %s from %d to %d for the benchmark", inotifyInstances, have, n)
+	b.Cleanup(func() { _ = os.WriteFile(inotifyInstances, data, 0o644) })
 }

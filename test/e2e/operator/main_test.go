@@ -100,7 +100,9 @@ func run(m *testing.M) int {
 		Host:   fed.Host.Config,
 		Dir:    filepath.Join(workDir, "node"),
 		Images: images,
-		Logger: logger.WithName("nodeagent"),
+		// Room for the operator benchmark's 20 control planes of six pods.
+		MaxPods: 300,
+		Logger:  logger.WithName("nodeagent"),
 	})
 	if err != nil {
 		_ = fed.Close()
