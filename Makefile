@@ -107,11 +107,16 @@ $(LOCALBIN):
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 
+KUSTOMIZE ?= $(LOCALBIN)/kustomize
+
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# kustomize v5.8.2 is built on kustomize/api v0.21.2, the version in go.mod
+# (hack/deploy renders with it), and needs Go 1.26; v5.8.3 needs Go 1.27.
+KUSTOMIZE_VERSION ?= v5.8.2
 
 .PHONY: tools
-tools: controller-gen golangci-lint k8s-binaries ## Install every tool and Kubernetes binary into bin/.
+tools: controller-gen golangci-lint kustomize k8s-binaries ## Install every tool and Kubernetes binary into bin/.
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen.
@@ -122,6 +127,11 @@ $(CONTROLLER_GEN): $(LOCALBIN)
 golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint.
 $(GOLANGCI_LINT): $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Install kustomize.
+$(KUSTOMIZE): $(LOCALBIN)
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok (cached).

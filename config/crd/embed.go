@@ -11,8 +11,9 @@ import "embed"
 //go:embed bases/*.yaml
 var Bases embed.FS
 
-// Operator holds operator/*.yaml: the operator's own API (Karmada), served by
-// the host cluster the operator runs on, never by a federation.
+// Operator holds the CRDs of operator/ (<group>_<plural>.yaml, not the
+// kustomization.yaml beside them): the operator's own API (Karmada), served
+// by the host cluster the operator runs on, never by a federation.
 //
-//go:embed operator/*.yaml
+//go:embed operator/*_*.yaml
 var Operator embed.FS

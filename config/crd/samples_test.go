@@ -22,6 +22,9 @@ func TestSamplesAccepted(t *testing.T) {
 	}
 	var cases []validationCase
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue // kustomize's, not the API server's
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
