@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/testlog"
 	"github.com/flotilla-io/flotilla/operator/versions"
 )
 
@@ -115,7 +114,7 @@ func startOperator(t *testing.T, own versions.Release, others ...versions.Releas
 		Dial: func(_ context.Context, _, address string) (net.Conn, error) {
 			return nil, fmt.Errorf("this suite has no Service network (dialling %s)", address)
 		}}
-	mgr, err := NewManager(cfg, opts, testLogger(t))
+	mgr, err := NewManager(cfg, opts, testlog.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,24 +363,4 @@ func readyMessage(k *operatorv1alpha1.Karmada) string {
 		return c.Message
 	}
 	return ""
-}
-
-// testLogger logs to t while the test runs and drops what comes later: the
-// manager's event broadcaster may still log from its own goroutines after
-// the test returned, and testing.T panics on a Log after completion.
-func testLogger(t testing.TB) logr.Logger {
-	var mu sync.Mutex
-	done := false
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		done = true
-	})
-	return funcr.New(func(prefix, args string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !done {
-			t.Log(prefix, args)
-		}
-	}, funcr.Options{Verbosity: 0})
 }

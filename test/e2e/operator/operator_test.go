@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,6 +26,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/testlog"
 	"github.com/flotilla-io/flotilla/operator/app"
 	"github.com/flotilla-io/flotilla/operator/versions"
 )
@@ -44,7 +43,7 @@ func runOperator(t *testing.T, own versions.Release, others ...versions.Release)
 		// ClusterIP, which the host's loopback Service range puts on this
 		// machine and the node agent serves.
 		MetricsAddr: "0", ProbeAddr: "0", Concurrency: 2, Versions: &table,
-	}, testLogger(t).WithName("operator-"+own.Version))
+	}, testlog.New(t).WithName("operator-"+own.Version))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,26 +298,6 @@ func TestControlPlaneLifecycle(t *testing.T) {
 	}
 	memberDeployment(t, "member1", 3)
 	memberDeployment(t, "member2", 3)
-}
-
-// testLogger logs to t while the test runs and drops what comes later: the
-// manager's event broadcaster may still log from its own goroutines after
-// the test returned, and testing.T panics on a Log after completion.
-func testLogger(t testing.TB) logr.Logger {
-	var mu sync.Mutex
-	done := false
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		done = true
-	})
-	return funcr.New(func(prefix, args string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !done {
-			t.Log(prefix, args)
-		}
-	}, funcr.Options{Verbosity: 0})
 }
 
 // checkNodePort reaches the API server through its NodePort on the node's
