@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/flotilla-io/flotilla/internal/release"
 )
 
 func main() {
@@ -30,7 +32,12 @@ func newRootCommand() *cobra.Command {
 		Short:         "Flotilla's command line",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Version gives the root command --version; it prints the release
+		// alone, as the components' --version does.
+		Version: release.Version,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newVersionCommand())
 	root.AddCommand(newLocalCommand())
 	root.AddCommand(newInterpretCommand())
 	return root

@@ -5,6 +5,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 
 	"k8s.io/klog/v2"
@@ -13,17 +14,23 @@ import (
 
 	"github.com/flotilla-io/flotilla/components/scheduler/app"
 	"github.com/flotilla-io/flotilla/internal/memlimit"
+	"github.com/flotilla-io/flotilla/internal/release"
 )
 
 func main() {
 	var opts app.Options
 	opts.BindFlags(flag.CommandLine)
 	memoryLimitRatio := memlimit.BindFlag(flag.CommandLine)
+	version := flag.Bool("version", false, "Print the release and exit.")
 	// klog's text logger and its -v / -vmodule flags, like other Kubernetes
 	// components.
 	logConfig := textlogger.NewConfig()
 	logConfig.AddFlags(flag.CommandLine)
 	flag.Parse()
+	if *version {
+		fmt.Println(release.Version)
+		return
+	}
 	logger := textlogger.NewLogger(logConfig)
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)

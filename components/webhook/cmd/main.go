@@ -6,6 +6,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 
 	"k8s.io/klog/v2"
@@ -14,16 +15,22 @@ import (
 
 	"github.com/flotilla-io/flotilla/components/webhook/app"
 	"github.com/flotilla-io/flotilla/internal/memlimit"
+	"github.com/flotilla-io/flotilla/internal/release"
 )
 
 func main() {
 	var opts app.Options
 	opts.BindFlags(flag.CommandLine)
 	memoryLimitRatio := memlimit.BindFlag(flag.CommandLine)
+	version := flag.Bool("version", false, "Print the release and exit.")
 	// klog's text format and -v / -vmodule, like other Kubernetes components.
 	logConfig := textlogger.NewConfig()
 	logConfig.AddFlags(flag.CommandLine)
 	flag.Parse()
+	if *version {
+		fmt.Println(release.Version)
+		return
+	}
 	logger := textlogger.NewLogger(logConfig)
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger) // client-go logs through klog
