@@ -82,7 +82,7 @@ bench-operator: k8s-binaries ## Operator benchmark: $(BENCH_INSTANCES) Karmadas 
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkKarmadaReady -benchtime 1x -timeout 90m -v $(GOTEST_FLAGS) ./test/e2e/operator -args -bench.instances=$(BENCH_INSTANCES)
 
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.
+verify: manifests generate fmt verify-kustomize ## Regenerate everything and fail if the tree changed.
 	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \
 		echo "generated files are out of date; run 'make manifests generate fmt' and commit:"; \
 		git status --porcelain -- . ':!bin'; git --no-pager diff --stat; exit 1; \
@@ -97,6 +97,25 @@ build: ## Build flotillactl into bin/.
 .PHONY: run
 run: k8s-binaries ## Bring up a local federation (control plane + $(MEMBERS) members), propagate the nginx sample, keep it running.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go run ./cmd/flotillactl local up --members $(MEMBERS) --sample config/samples/nginx.yaml
+
+##@ Deployment
+
+# The operator image `make deploy` installs; empty: config/manager's, this
+# release's ghcr.io/flotilla-io/operator.
+IMG ?=
+
+.PHONY: deploy
+deploy: ## Install the operator (config/default) on the cluster of $KUBECONFIG, server-side applied; IMG=... sets its image.
+	go run ./hack/deploy --dir config/default $(if $(IMG),--image $(IMG))
+
+.PHONY: undeploy
+undeploy: ## Delete what `make deploy` installed, the Karmada CRD first: every Karmada instance is uninstalled.
+	go run ./hack/deploy --dir config/default --delete
+
+.PHONY: verify-kustomize
+verify-kustomize: kustomize ## Render config/default and config/samples with the pinned kustomize.
+	$(KUSTOMIZE) build config/default >/dev/null
+	$(KUSTOMIZE) build config/samples >/dev/null
 
 ##@ Dependencies
 
