@@ -98,6 +98,22 @@ build: ## Build flotillactl into bin/.
 run: k8s-binaries ## Bring up a local federation (control plane + $(MEMBERS) members), propagate the nginx sample, keep it running.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go run ./cmd/flotillactl local up --members $(MEMBERS) --sample config/samples/nginx.yaml
 
+# Images of the components (hack/images): the release they are built as and
+# tagged with, the registry they are named under and pushed to, and the
+# platforms (comma-separated; more than one makes each image an index).
+VERSION ?= $(shell sed -n 's/^var Version = "\(.*\)"$$/\1/p' internal/release/release.go)
+REGISTRY ?= $(shell sed -n 's/^const DefaultRegistry = "\(.*\)"$$/\1/p' internal/release/release.go)
+PLATFORMS ?= linux/amd64
+IMAGES_FLAGS = --version $(VERSION) --registry $(REGISTRY) --platforms $(PLATFORMS) --out $(LOCALBIN)/images
+
+.PHONY: images
+images: ## Build the OCI image of every component, no Docker: bin/images/<component>/ (OCI layout) and <component>.tar (docker load).
+	go run ./hack/images $(IMAGES_FLAGS)
+
+.PHONY: push
+push: ## Build the images and push them to $(REGISTRY) with the credentials of ~/.docker/config.json, e.g. make push REGISTRY=registry.example/flotilla.
+	go run ./hack/images $(IMAGES_FLAGS) --push
+
 ##@ Deployment
 
 # The operator image `make deploy` installs; empty: config/manager's, this
