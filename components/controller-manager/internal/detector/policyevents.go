@@ -112,7 +112,7 @@ func (d *Detector) requeueSelected(policyNamespace string, sel policyv1alpha1.Re
 	indexer := ti.informer.GetIndexer()
 	var objs []any
 	switch {
-	case sel.Name != "":
+	case sel.Name != "" && (namespace != "" || !ti.Namespaced):
 		key := sel.Name
 		if namespace != "" {
 			key = namespace + "/" + sel.Name
@@ -123,6 +123,9 @@ func (d *Detector) requeueSelected(policyNamespace string, sel policyv1alpha1.Re
 	case namespace != "":
 		objs, _ = indexer.ByIndex(toolscache.NamespaceIndex, namespace)
 	default:
+		// Also a ClusterPropagationPolicy naming a namespaced kind without
+		// a namespace: that name in every namespace. Policy changes are
+		// rare; a name index would cost memory for every template.
 		objs = indexer.List()
 	}
 	for _, obj := range objs {
