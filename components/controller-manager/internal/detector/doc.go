@@ -7,10 +7,13 @@
 //
 // Resource types come from discovery (preferred versions), refreshed
 // periodically and whenever a CustomResourceDefinition changes; each gets a
-// dynamic informer, started and stopped as types come and go. Flotilla's own
-// groups, events, leases, endpoints and endpoint slices, types that cannot be
-// listed, watched and patched, and a configurable skip list are left out, and
-// so are objects in reserved or skipped namespaces. Informer events and
+// dynamic informer, started and stopped as types come and go. Exactly what
+// Karmada leaves out is left out: Karmada's own API groups (cluster, policy,
+// work, config, networking, autoscaling, remedy and apps .karmada.io, not
+// other groups that end in .karmada.io), events and coordination.k8s.io/v1
+// Leases; so are types that cannot be listed, watched and patched, the
+// --skipped-propagating-apis list, and objects in reserved or skipped
+// namespaces. Informer events and
 // policy changes put template keys on one work queue served by several
 // workers.
 //

@@ -46,6 +46,7 @@ func TestWatchable(t *testing.T) {
 	}
 	want := []resourceType{
 		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap", Namespaced: true},
+		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "endpoints"}, Kind: "Endpoints", Namespaced: true},
 		{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace"},
 		{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Kind: "Deployment", Namespaced: true},
 		{GVR: schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true},

@@ -65,18 +65,33 @@ func (s *SkippedAPIs) Skips(gvk schema.GroupVersionKind) bool {
 	return s.groups[gvk.Group] || s.groupVersions[gvk.GroupVersion()] || s.kinds[lower]
 }
 
-// builtinSkipped: what is never propagated, whatever the flags say. The
-// control plane's own API (Flotilla serves Karmada's groups and the MCS API)
-// describes the federation rather than workloads; events, leases, endpoints
-// and endpoint slices are made by each cluster for itself and would only
-// fill the caches.
+// karmadaGroups are the API groups of Karmada itself, served by the
+// control plane: they describe the federation rather than workloads. Other
+// groups ending in .karmada.io are users' own and propagate as any other;
+// so do multicluster.x-k8s.io ServiceExports and ServiceImports, which the
+// multi-cluster service flow propagates with policies.
+var karmadaGroups = map[string]bool{
+	"cluster.karmada.io":     true,
+	"policy.karmada.io":      true,
+	"work.karmada.io":        true,
+	"config.karmada.io":      true,
+	"networking.karmada.io":  true,
+	"autoscaling.karmada.io": true,
+	"remedy.karmada.io":      true,
+	"apps.karmada.io":        true,
+}
+
+// builtinSkipped: what is never propagated, whatever the flags say. Exactly
+// Karmada's list: its own groups, events (events.k8s.io and the core
+// Event) and coordination.k8s.io/v1 Leases, which each cluster makes for
+// itself.
 func builtinSkipped(gvk schema.GroupVersionKind) bool {
-	switch g := gvk.Group; {
-	case g == "karmada.io", strings.HasSuffix(g, ".karmada.io"), g == "multicluster.x-k8s.io":
+	switch {
+	case karmadaGroups[gvk.Group], gvk.Group == "events.k8s.io":
 		return true
-	case g == "events.k8s.io", g == "coordination.k8s.io", g == "discovery.k8s.io":
+	case gvk.Group == "" && gvk.Kind == "Event":
 		return true
-	case g == "" && (gvk.Kind == "Event" || gvk.Kind == "Endpoints"):
+	case gvk.Group == "coordination.k8s.io" && gvk.Version == "v1" && gvk.Kind == "Lease":
 		return true
 	}
 	return false
