@@ -213,6 +213,11 @@ func (d *Detector) apply(ctx context.Context, res resourceType, tmpl *unstructur
 
 	if change := claimChange(labels, annotations, p.claim()); !change.empty() {
 		claimedTmpl, err := d.patchTemplate(ctx, res, tmpl, change)
+		if apierrors.IsNotFound(err) {
+			// Deleted meanwhile: its delete event drops it from the queue.
+			log.V(1).Info("Template gone before its claim")
+			return nil
+		}
 		if err != nil {
 			claimFailed = true
 			return fmt.Errorf("claiming the template: %w", err)
@@ -279,12 +284,18 @@ func (d *Detector) release(ctx context.Context, res resourceType, tmpl *unstruct
 		meta, _ := bindingParts(obj)
 		if c := claimChange(meta.Labels, meta.Annotations, claim{}); !c.empty() && meta.DeletionTimestamp == nil {
 			meta.Labels, meta.Annotations = c.apply(meta.Labels, meta.Annotations)
-			if err := d.client.Update(ctx, obj); err != nil {
+			if err := d.client.Update(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("releasing the binding: %w", err)
 			}
 		}
 	}
 	if _, err := d.patchTemplate(ctx, res, tmpl, claimChange(labels, annotations, claim{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted meanwhile, with its policy as when a namespace
+			// goes: the normal end of a template, nothing to release.
+			ctrl.LoggerFrom(ctx).V(1).Info("Template gone before its release")
+			return nil
+		}
 		return fmt.Errorf("releasing the template: %w", err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Released the template: no policy selects it", "previous", describe(claimOf(labels, annotations)))
