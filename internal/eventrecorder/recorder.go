@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
@@ -295,7 +297,7 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 			return
 		}
 	}
-	event.Name = fmt.Sprintf("%s.%x", regardingRef.Name, now.UnixNano())
+	event.Name = eventName(regardingRef.Name, now)
 	e := &entry{count: 1, first: now, last: now, event: event}
 	b.recent.Add(k, e)
 	b.enqueueLocked(e)
@@ -424,4 +426,41 @@ func truncate(s string, limit int) string {
 		cut--
 	}
 	return s[:cut]
+}
+
+// eventName names an event about the object called name, recorded at now:
+// "<name>.<nanoseconds in hex>", as client-go names them. An event's name
+// must be a DNS subdomain while an object's need not be (RBAC objects such
+// as system:controller:foo), so such a name is first made into one: lower
+// case, every other character a dot, labels trimmed of dashes, cut to fit.
+// Regarding.Name keeps the real name.
+func eventName(name string, now time.Time) string {
+	suffix := fmt.Sprintf(".%x", now.UnixNano())
+	limit := validation.DNS1123SubdomainMaxLength - len(suffix)
+	if len(name) <= limit && len(validation.IsDNS1123Subdomain(name)) == 0 {
+		return name + suffix
+	}
+	mapped := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '.'
+	}, name)
+	var labels []string
+	for label := range strings.SplitSeq(mapped, ".") {
+		if label = strings.Trim(label, "-"); label != "" {
+			labels = append(labels, label)
+		}
+	}
+	base := strings.Join(labels, ".")
+	if len(base) > limit {
+		base = strings.TrimRight(base[:limit], ".-")
+	}
+	if base == "" {
+		base = "event"
+	}
+	return base + suffix
 }

@@ -11,8 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -237,6 +240,56 @@ func TestTruncate(t *testing.T) {
 	for _, tt := range tests {
 		if got := truncate(tt.s, tt.limit); got != tt.want {
 			t.Errorf("truncate(%q, %d) = %q, want %q", tt.s, tt.limit, got, tt.want)
+		}
+	}
+}
+
+// An object whose name is no DNS subdomain (RBAC's system:... names) still
+// gets its events: the event's name is derived, involvedObject.name is the
+// object's, as a client watching core/v1 Events sees them.
+func TestEventAboutObjectWithColonsInItsName(t *testing.T) {
+	b := started(t)
+	name := fmt.Sprintf("system:test:role-%d", time.Now().UnixNano())
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, UID: "uid-role"}}
+	b.NewRecorder("test").Eventf(role, nil, corev1.EventTypeNormal, "SyncSucceed", "Sync", "applied")
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name).String(),
+		})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == "ClusterRole" && e.Reason == "SyncSucceed" && e.Message == "applied" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no core/v1 Event about ClusterRole %s: %v", name, err)
+	}
+}
+
+func TestEventName(t *testing.T) {
+	now := time.Unix(0, 0x1234)
+	long := strings.Repeat("a", 300)
+	tests := []struct{ name, want string }{
+		{"web", "web.1234"},
+		{"my.config-1", "my.config-1.1234"},
+		{"system:test:role", "system.test.role.1234"},
+		{"system:controller:-foo-", "system.controller.foo.1234"},
+		{"Upper_Case", "upper.case.1234"},
+		{":::", "event.1234"},
+		{long, long[:253-len(".1234")] + ".1234"},
+	}
+	for _, tt := range tests {
+		got := eventName(tt.name, now)
+		if got != tt.want {
+			t.Errorf("eventName(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+		if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+			t.Errorf("eventName(%q) = %q is no DNS subdomain: %v", tt.name, got, errs)
 		}
 	}
 }
