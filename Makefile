@@ -28,7 +28,7 @@ help: ## Display this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into config/rbac.
+manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into config/rbac; copy the operator's into its chart.
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="{$(FEDERATION_APIS)}" output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false,generateEmbeddedObjectMeta=true paths="./api/operator/..." output:crd:artifacts:config=config/crd/operator
 	$(CONTROLLER_GEN) webhook paths="./components/webhook/..." output:webhook:artifacts:config=config/webhook
@@ -36,6 +36,8 @@ manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into c
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler paths="./components/scheduler/..." output:rbac:artifacts:config=config/rbac/scheduler
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-webhook paths="./components/webhook/..." output:rbac:artifacts:config=config/rbac/webhook
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-operator paths="./operator/..." output:rbac:artifacts:config=config/rbac/operator
+	cp config/crd/operator/operator.karmada.io_karmadas.yaml deploy/charts/flotilla-operator/crds/
+	cp config/rbac/operator/role.yaml deploy/charts/flotilla-operator/files/operator-role.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods for the API types.
