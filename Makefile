@@ -135,6 +135,14 @@ verify-kustomize: kustomize ## Render config/default and config/samples with the
 	$(KUSTOMIZE) build config/default >/dev/null
 	$(KUSTOMIZE) build config/samples >/dev/null
 
+# URL the chart repository of `make charts` is served from; empty: index.yaml
+# names the archives relative to itself.
+CHARTS_URL ?=
+
+.PHONY: charts
+charts: ## Package the components' charts (operator/charts) and the operator's (deploy/charts) with the Helm SDK into bin/charts, with index.yaml.
+	go run ./hack/charts --out $(LOCALBIN)/charts $(if $(CHARTS_URL),--url $(CHARTS_URL)) operator/charts deploy/charts
+
 ##@ Dependencies
 
 LOCALBIN ?= $(shell pwd)/bin
