@@ -260,7 +260,7 @@ func TestRenderDeployment(t *testing.T) {
 		t.Errorf("ports (-want +got):\n%s", diff)
 	}
 
-	// The restricted Pod Security Standard, and then some.
+	// The operator's own pod meets the restricted Pod Security Standard.
 	wantPodSC := &corev1.PodSecurityContext{
 		RunAsNonRoot:   ptr.To(true),
 		RunAsUser:      ptr.To[int64](65532),
@@ -278,8 +278,10 @@ func TestRenderDeployment(t *testing.T) {
 	if diff := cmp.Diff(wantSC, c.SecurityContext); diff != "" {
 		t.Errorf("container securityContext (-want +got):\n%s", diff)
 	}
-	if r.namespace.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
-		t.Errorf("namespace labels %v: want the restricted Pod Security Standard enforced", r.namespace.Labels)
+	// Karmadas in the operator's namespace get etcd and Kubernetes pods
+	// that run as root: the namespace must not refuse them.
+	if level, ok := r.namespace.Labels["pod-security.kubernetes.io/enforce"]; ok && level != "privileged" {
+		t.Errorf("namespace enforces Pod Security %q, which refuses the control planes' root pods", level)
 	}
 
 	// Sized for the operator: its measured peak (about 120 MiB with a few
