@@ -21,22 +21,28 @@ const (
 	ReasonSyncWorkFailed             = "SyncWorkFailed"
 	ReasonApplyOverridePolicySucceed = "ApplyOverridePolicySucceed"
 	ReasonApplyOverridePolicyFailed  = "ApplyOverridePolicyFailed"
-	ReasonAggregateStatusSucceed     = "AggregateStatusSucceed"
-	ReasonAggregateStatusFailed      = "AggregateStatusFailed"
-	ReasonCleanupWorkFailed          = "CleanupWorkFailed"
-	ReasonEvictWorkloadSucceed       = "EvictWorkloadFromClusterSucceed"
-	ReasonEvictWorkloadFailed        = "EvictWorkloadFromClusterFailed"
-	ReasonDescheduleBindingSucceed   = "DescheduleBindingSucceed"
-	ReasonDescheduleBindingFailed    = "DescheduleBindingFailed"
-	ReasonSyncDependenciesSucceed    = "SyncScheduleResultToDependenciesSucceed"
-	ReasonSyncDependenciesFailed     = "SyncScheduleResultToDependenciesFailed"
-	ReasonDependencyPolicyConflict   = "DependencyPolicyConflict"
+	// ReasonAggregateStatusSucceed is recorded on the binding and on the
+	// template whenever status is aggregated, for every kind, also those
+	// with no status of their own to aggregate (a ClusterIP Service).
+	ReasonAggregateStatusSucceed   = "AggregateStatusSucceed"
+	ReasonAggregateStatusFailed    = "AggregateStatusFailed"
+	ReasonCleanupWorkFailed        = "CleanupWorkFailed"
+	ReasonEvictWorkloadSucceed     = "EvictWorkloadFromClusterSucceed"
+	ReasonEvictWorkloadFailed      = "EvictWorkloadFromClusterFailed"
+	ReasonDescheduleBindingSucceed = "DescheduleBindingSucceed"
+	ReasonDescheduleBindingFailed  = "DescheduleBindingFailed"
+	ReasonSyncDependenciesSucceed  = "SyncScheduleResultToDependenciesSucceed"
+	ReasonSyncDependenciesFailed   = "SyncScheduleResultToDependenciesFailed"
+	ReasonDependencyPolicyConflict = "DependencyPolicyConflict"
 )
 
 // Work lifecycle in member clusters.
 const (
-	ReasonSyncSucceed            = "SyncSucceed"
-	ReasonSyncFailed             = "SyncFailed"
+	ReasonSyncSucceed = "SyncSucceed"
+	ReasonSyncFailed  = "SyncFailed"
+	// ReasonWorkDispatching is recorded on a Work whenever its Dispatching
+	// condition changes: when it first becomes True ("Work is being
+	// dispatched to member clusters."), and on suspension and resumption.
 	ReasonWorkDispatching        = "WorkDispatching"
 	ReasonReflectStatusSucceed   = "ReflectStatusSucceed"
 	ReasonReflectStatusFailed    = "ReflectStatusFailed"

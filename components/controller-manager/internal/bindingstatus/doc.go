@@ -12,5 +12,8 @@
 // the resource interpreter's AggregateStatus (a Deployment's readyReplicas
 // summed over the members, a Service's load-balancer ingress merged, ...),
 // written through the status subresource, or with the object for custom
-// resources that have none. Both are written only when they change.
+// resources that have none. Both are written only when they change, and
+// each write is followed by an AggregateStatusSucceed event on the binding
+// and on the template, for every kind: also for those without a status to
+// aggregate into the template, such as a ClusterIP Service.
 package bindingstatus

@@ -10,6 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -78,36 +81,62 @@ func (r *Reconciler) reconcile(ctx context.Context, v binding.View) (time.Durati
 }
 
 // aggregate writes items into the binding's status and the template's.
+// Whenever it wrote either, it records AggregateStatusSucceed on the
+// binding and on the template, as Karmada does for every kind: also for
+// those without a status of their own to aggregate (a ClusterIP Service),
+// whose binding still reports each cluster.
 func (r *Reconciler) aggregate(ctx context.Context, v binding.View, items []workv1alpha2.AggregatedStatusItem) error {
-	if err := r.patchStatus(ctx, v, items); err != nil {
+	bindingWritten, err := r.patchStatus(ctx, v, items)
+	if err != nil {
 		return err
 	}
 
 	ref := v.Spec.Resource
-	if !r.templates.enabled(ref) {
-		return nil
-	}
-	written, err := r.templates.update(ctx, ref, items)
-	if err = ignoreGone(err); err != nil {
-		if apierrors.IsConflict(err) {
-			return err
+	var written *unstructured.Unstructured
+	if r.templates.enabled(ref) {
+		written, err = r.templates.update(ctx, ref, items)
+		if err = ignoreGone(err); err != nil {
+			if apierrors.IsConflict(err) {
+				return err
+			}
+			r.Recorder.Eventf(v.Object, nil, corev1.EventTypeWarning, flotillaevents.ReasonAggregateStatusFailed, actionAggregateStatus,
+				"Failed to aggregate status into %s %s: %v", ref.Kind, ref.Name, err)
+			if t, terr := r.Templates.Cached(ctx, ref); terr == nil {
+				r.Recorder.Eventf(t, nil, corev1.EventTypeWarning, flotillaevents.ReasonAggregateStatusFailed, actionAggregateStatus,
+					"Failed to aggregate status: %v", err)
+			}
+			return fmt.Errorf("aggregating status into the template: %w", err)
 		}
-		r.Recorder.Eventf(v.Object, nil, corev1.EventTypeWarning, flotillaevents.ReasonAggregateStatusFailed, actionAggregateStatus,
-			"Failed to aggregate status into %s %s: %v", ref.Kind, ref.Name, err)
-		if t, terr := r.Templates.Cached(ctx, ref); terr == nil {
-			r.Recorder.Eventf(t, nil, corev1.EventTypeWarning, flotillaevents.ReasonAggregateStatusFailed, actionAggregateStatus,
-				"Failed to aggregate status: %v", err)
-		}
-		return fmt.Errorf("aggregating status into the template: %w", err)
 	}
 	if written != nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("Updated template status", "template", ref)
-		for _, o := range []client.Object{v.Object, written} {
-			r.Recorder.Eventf(o, nil, corev1.EventTypeNormal, flotillaevents.ReasonAggregateStatusSucceed, actionAggregateStatus,
-				"Aggregated status of %s %s from %d clusters", ref.Kind, ref.Name, len(items))
-		}
 	}
+	if !bindingWritten && written == nil {
+		return nil
+	}
+	message := aggregatedMessage(v)
+	r.Recorder.Eventf(v.Object, nil, corev1.EventTypeNormal, flotillaevents.ReasonAggregateStatusSucceed, actionAggregateStatus, "%s", message)
+	r.Recorder.Eventf(templateRef(ref), nil, corev1.EventTypeNormal, flotillaevents.ReasonAggregateStatusSucceed, actionAggregateStatus, "%s", message)
 	return nil
+}
+
+// templateRef stands for the template of ref in events: its identity is
+// all they need, so neither the cache nor the API server is read.
+func templateRef(ref workv1alpha2.ObjectReference) *metav1.PartialObjectMetadata {
+	t := &metav1.PartialObjectMetadata{}
+	t.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
+	t.SetNamespace(ref.Namespace)
+	t.SetName(ref.Name)
+	t.SetUID(ref.UID)
+	return t
+}
+
+// aggregatedMessage is Karmada's note of AggregateStatusSucceed.
+func aggregatedMessage(v binding.View) string {
+	if v.Clustered() {
+		return fmt.Sprintf("Update ClusterResourceBinding(%s) with AggregatedStatus successfully.", v.Object.GetName())
+	}
+	return fmt.Sprintf("Update ResourceBinding(%s/%s) with AggregatedStatus successfully.", v.Object.GetNamespace(), v.Object.GetName())
 }
 
 // collect builds one aggregated status item per cluster where the binding
@@ -144,7 +173,7 @@ func (r *Reconciler) collect(ctx context.Context, v binding.View) ([]workv1alpha
 // they changed. The write is an update of the status subresource: it fails
 // if the scheduler wrote meanwhile, whose conditions it would otherwise
 // replace, and costs the API server less than a patch of the same object.
-func (r *Reconciler) patchStatus(ctx context.Context, v binding.View, items []workv1alpha2.AggregatedStatusItem) error {
+func (r *Reconciler) patchStatus(ctx context.Context, v binding.View, items []workv1alpha2.AggregatedStatusItem) (bool, error) {
 	changed := false
 	if !sameItems(v.Status.AggregatedStatus, items) {
 		v.Status.AggregatedStatus = items
@@ -154,12 +183,12 @@ func (r *Reconciler) patchStatus(ctx context.Context, v binding.View, items []wo
 		changed = true
 	}
 	if !changed {
-		return nil
+		return false, nil
 	}
 	if err := r.Client.Status().Update(ctx, v.Object); err != nil {
-		return fmt.Errorf("updating %s status: %w", v.Kind(), err)
+		return false, fmt.Errorf("updating %s status: %w", v.Kind(), err)
 	}
-	return nil
+	return true, nil
 }
 
 // resourceBindingOfWork maps a Work to the ResourceBinding named on it.

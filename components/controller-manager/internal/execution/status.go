@@ -155,15 +155,17 @@ func (r *Reconciler) setApplied(work *workv1alpha1.Work, status metav1.Condition
 }
 
 // reconcileDispatching sets the Dispatching condition from
-// spec.suspendDispatching, with an event when it flips, and reports whether
-// dispatching is suspended.
+// spec.suspendDispatching, with a WorkDispatching event whenever its status
+// is new, as Karmada records it: when it first becomes True ("Work is being
+// dispatched to member clusters."), and on suspension and resumption. It
+// reports whether dispatching is suspended.
 func (r *Reconciler) reconcileDispatching(work *workv1alpha1.Work) bool {
 	suspended := ptr.Deref(work.Spec.SuspendDispatching, false)
 	cond := dispatchingCondition(suspended, work.Generation)
 	prev := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkDispatching)
-	flipped := (prev == nil && suspended) || (prev != nil && prev.Status != cond.Status)
+	changed := prev == nil || prev.Status != cond.Status
 	meta.SetStatusCondition(&work.Status.Conditions, cond)
-	if flipped {
+	if changed {
 		r.Recorder.Eventf(work, nil, corev1.EventTypeNormal, flotillaevents.ReasonWorkDispatching, actionDispatch, "%s", cond.Message)
 	}
 	return suspended
