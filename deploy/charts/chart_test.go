@@ -25,8 +25,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -368,4 +372,53 @@ func decode(t *testing.T, manifest string) objects {
 		}
 	}
 	return o
+}
+
+// TestDryRunCreate: a real API server accepts every object the chart
+// renders, with its defaults and with each case's values, as `helm install`
+// would create them (the CRD for real, the rest as a server-side dry run,
+// since dry runs store nothing for later objects to refer to).
+func TestDryRunCreate(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: run with `make test`, which builds the Kubernetes binaries into bin/k8s")
+	}
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting the API server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping the API server: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, ns := range []string{namespace, "kube-system"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	crdCreated := false
+	for _, vc := range valueCases {
+		t.Run(vc.name, func(t *testing.T) {
+			for _, u := range decode(t, renderChart(t, vc.values)).all {
+				var opts []client.CreateOption
+				if u.GetKind() == "CustomResourceDefinition" {
+					if crdCreated {
+						continue
+					}
+					crdCreated = true
+				} else {
+					opts = append(opts, client.DryRunAll)
+				}
+				if err := c.Create(ctx, u.DeepCopy(), opts...); err != nil {
+					t.Errorf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+				}
+			}
+		})
+	}
 }
