@@ -55,6 +55,9 @@ type Result struct {
 	// tarball (the first platform's image).
 	Layout  string
 	Tarball string
+	// Metadata is what the image's labels say: the version, and the
+	// revision found when Options had none.
+	Metadata Metadata
 	// Artifact is the image read back from Layout.
 	Artifact Artifact
 }
@@ -109,6 +112,7 @@ func writeImage(o Options, c release.Component, m Metadata, binaries []Binary, w
 		Reference: ref,
 		Layout:    filepath.Join(o.OutDir, string(c)),
 		Tarball:   filepath.Join(o.OutDir, string(c)+".tar"),
+		Metadata:  m,
 	}
 	if err := WriteLayout(r.Layout, ref, a); err != nil {
 		return Result{}, err
@@ -156,6 +160,7 @@ func BuildBinaries(ctx context.Context, o Options, dir string) (map[release.Comp
 	if err != nil {
 		return nil, err
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -166,7 +171,7 @@ func BuildBinaries(ctx context.Context, o Options, dir string) (map[release.Comp
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
-		errs  []error
+		first error // the first build that failed; the others are then cancelled
 		slots = make(chan struct{}, o.Parallel)
 	)
 	for _, c := range o.Components {
@@ -176,10 +181,15 @@ func BuildBinaries(ctx context.Context, o Options, dir string) (map[release.Comp
 				defer wg.Done()
 				slots <- struct{}{}
 				defer func() { <-slots }()
+				if ctx.Err() != nil {
+					return
+				}
 				path := filepath.Join(dir, fmt.Sprintf("%s-%s-%s%s", c, p.OS, p.Architecture, p.Variant), c.Binary())
 				if err := goBuild(ctx, o, c, p, path); err != nil {
 					mu.Lock()
-					errs = append(errs, err)
+					if first == nil {
+						first = err
+					}
 					mu.Unlock()
 					cancel()
 					return
@@ -189,7 +199,10 @@ func BuildBinaries(ctx context.Context, o Options, dir string) (map[release.Comp
 		}
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if first != nil {
+		return nil, first
+	}
+	if err := parent.Err(); err != nil {
 		return nil, err
 	}
 	return binaries, nil
@@ -205,8 +218,7 @@ func goBuild(ctx context.Context, o Options, c release.Component, p v1.Platform,
 	if err != nil {
 		return err
 	}
-	ldflags := "-s -w -X " + Module + "/internal/release.Version=" + o.Version
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags(o.Version), "-o", out, pkg)
 	cmd.Dir = o.Dir
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
@@ -219,6 +231,12 @@ func goBuild(ctx context.Context, o Options, c release.Component, p v1.Platform,
 		return fmt.Errorf("go build %s for %s: %w\n%s", c, p, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
+}
+
+// ldflags strips the symbol table and DWARF from a binary and sets the
+// release it reports.
+func ldflags(version string) string {
+	return "-s -w -X " + Module + "/internal/release.Version=" + version
 }
 
 // buildEnv is the environment that makes `go build` produce a static binary

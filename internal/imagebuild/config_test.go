@@ -162,3 +162,22 @@ func TestBuildEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+	}{
+		{name: "no output directory", o: Options{}},
+		{name: "an upstream component", o: Options{OutDir: t.TempDir(), Components: []release.Component{release.Etcd}}},
+		{name: "an unknown variant", o: Options{OutDir: t.TempDir(), Components: []release.Component{release.Scheduler},
+			Platforms: []v1.Platform{{OS: "linux", Architecture: "arm64", Variant: "v9"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Build(t.Context(), tt.o); err == nil {
+				t.Error("Build succeeded")
+			}
+		})
+	}
+}

@@ -90,7 +90,7 @@ func platformImage(c release.Component, m Metadata, b Binary, layerDir string) (
 		Layer: layer,
 		History: v1.History{
 			Created:   v1.Time{Time: m.created()},
-			CreatedBy: "go build " + c.Binary() + " " + m.Version,
+			CreatedBy: createdBy(c, m),
 			Comment:   "static binary at /" + c.Binary(),
 		},
 	})
@@ -108,6 +108,15 @@ func platformImage(c release.Component, m Metadata, b Binary, layerDir string) (
 	cf.Created = v1.Time{Time: m.created()}
 	cf.Config = Config(c, m)
 	return mutate.ConfigFile(img, cf)
+}
+
+// createdBy is the history entry of c's layer: how its binary is built.
+func createdBy(c release.Component, m Metadata) string {
+	pkg, err := MainPackage(c)
+	if err != nil {
+		pkg = c.Binary()
+	}
+	return fmt.Sprintf("CGO_ENABLED=0 go build -trimpath -ldflags %q %s", ldflags(m.Version), pkg)
 }
 
 // writeLayer writes to path a gzipped tar holding the file at binPath as

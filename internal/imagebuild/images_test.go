@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,9 +78,8 @@ func builtImages(t *testing.T) []Result {
 func TestImages(t *testing.T) {
 	results := builtImages(t)
 	t.Logf("built %d images in %s", len(results), built.elapsed.Round(time.Millisecond))
-	revision := GitRevision(context.Background(), "")
 
-	var components []release.Component
+	components := make([]release.Component, 0, len(results))
 	for _, r := range results {
 		components = append(components, r.Component)
 	}
@@ -115,7 +115,11 @@ func TestImages(t *testing.T) {
 			if mt, err := a.Image.MediaType(); err != nil || mt != types.OCIManifestSchema1 {
 				t.Errorf("manifest media type %s (%v), want %s", mt, err, types.OCIManifestSchema1)
 			}
-			m := Metadata{Version: testVersion, Revision: revision}
+			m := r.Metadata
+			if m.Version != testVersion {
+				t.Errorf("built as %q, want %q", m.Version, testVersion)
+			}
+			checkRevision(t, m.Revision)
 			checkImage(t, c, a.Image, m, DefaultPlatform())
 
 			// From the tarball: the same config and layer, under the full reference.
@@ -142,6 +146,22 @@ func TestImages(t *testing.T) {
 				t.Errorf("%s --version printed %q, want %q", c.Binary(), got, want)
 			}
 		})
+	}
+}
+
+// checkRevision checks that Build labelled the images with a commit of
+// this repository (HEAD when it ran: other commits may have come since).
+func checkRevision(t *testing.T, revision string) {
+	t.Helper()
+	if GitRevision(context.Background(), "") == "" {
+		if revision != "" {
+			t.Errorf("revision %q outside a git checkout", revision)
+		}
+		return
+	}
+	out, err := exec.Command("git", "cat-file", "-t", revision).Output()
+	if err != nil || strings.TrimSpace(string(out)) != "commit" || len(revision) != 40 {
+		t.Errorf("revision label %q is not a commit of this repository (%v)", revision, err)
 	}
 }
 
@@ -184,11 +204,12 @@ func sameContent(t *testing.T, want, got v1.Image) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hashes := []v1.Hash{cfg}
 		layers, err := img.Layers()
 		if err != nil {
 			t.Fatal(err)
 		}
+		hashes := make([]v1.Hash, 0, 1+len(layers))
+		hashes = append(hashes, cfg)
 		for _, l := range layers {
 			d, err := l.Digest()
 			if err != nil {

@@ -34,7 +34,7 @@ var (
 func fakeBinaries(t *testing.T, c release.Component, platforms ...v1.Platform) []Binary {
 	t.Helper()
 	dir := t.TempDir()
-	var bins []Binary
+	bins := make([]Binary, 0, len(platforms))
 	for _, p := range platforms {
 		path := filepath.Join(dir, p.Architecture, c.Binary())
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -89,7 +89,7 @@ func TestMultiPlatformIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var platforms []v1.Platform
+	platforms := make([]v1.Platform, 0, len(manifest.Manifests))
 	for _, desc := range manifest.Manifests {
 		if desc.Platform == nil {
 			t.Fatalf("manifest %s has no platform", desc.Digest)
