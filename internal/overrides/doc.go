@@ -65,8 +65,13 @@
 // only keys that exist, remove deletes keys; missing keys are not errors.
 //
 // fieldOverrider patches the JSON or YAML document held in a string field.
-// YAML is edited as a node tree, so key order and comments survive; JSON keeps
-// its key order and indentation.
+// JSON comes out exactly as Karmada writes it: the whole document
+// re-marshalled compactly by evanphx/json-patch (keys in their order, no
+// indentation or trailing newline, "<", ">" and "&" escaped), so that strings
+// compared with Karmada's match. YAML differs from Karmada on purpose:
+// Karmada converts the document to JSON and back, which sorts the keys and
+// drops comments; here it is edited as a node tree, so key order and
+// comments survive while the values are Karmada's.
 //
 // # Record
 //

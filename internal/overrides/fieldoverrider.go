@@ -1,7 +1,6 @@
 package overrides
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,7 +12,8 @@ import (
 
 // applyFieldOverrider patches the JSON or YAML document held in the string
 // at o.FieldPath (say a ConfigMap's /data/config.yaml) and writes it back in
-// the same format. yaml wins when both are set, as in Karmada; the CRD
+// the same format: JSON compact as Karmada writes it, YAML with its
+// comments and key order kept. yaml wins when both are set, as in Karmada; the CRD
 // rejects that anyway.
 func applyFieldOverrider(obj map[string]any, o *policyv1alpha1.FieldOverrider) error {
 	if len(o.YAML) == 0 && len(o.JSON) == 0 {
@@ -53,9 +53,11 @@ type jsonPatchOp struct {
 	Value json.RawMessage `json:"value,omitempty"`
 }
 
-// patchJSONDocument applies ops with evanphx/json-patch, which keeps the
-// document's key order. A multi-line document is re-indented with the
-// indentation its second line used, so pretty JSON stays pretty.
+// patchJSONDocument applies ops with evanphx/json-patch and returns the
+// whole document re-marshalled compactly, exactly as Karmada writes it:
+// keys in their order, no indentation or trailing newline kept, and "<",
+// ">" and "&" in strings escaped as encoding/json does by default. Users and
+// their tests compare these strings with what Karmada produces.
 func patchJSONDocument(doc string, ops []policyv1alpha1.JSONPatchOperation) (string, error) {
 	patch := make([]jsonPatchOp, len(ops))
 	for i, o := range ops {
@@ -67,15 +69,11 @@ func patchJSONDocument(doc string, ops []policyv1alpha1.JSONPatchOperation) (str
 			return "", fmt.Errorf("json[%d]: %w", i, err)
 		}
 	}
-	// Without SetEscapeHTML(false), encoding/json would turn "<" in the
-	// values into \u003c.
-	var raw bytes.Buffer
-	enc := json.NewEncoder(&raw)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(patch); err != nil {
+	raw, err := json.Marshal(patch)
+	if err != nil {
 		return "", err
 	}
-	decoded, err := jsonpatch.DecodePatch(raw.Bytes())
+	decoded, err := jsonpatch.DecodePatch(raw)
 	if err != nil {
 		return "", fmt.Errorf("json: %w", err)
 	}
@@ -83,14 +81,9 @@ func patchJSONDocument(doc string, ops []policyv1alpha1.JSONPatchOperation) (str
 	if !strings.HasPrefix(trimmed, "{") && !strings.HasPrefix(trimmed, "[") {
 		return "", fmt.Errorf("field does not hold a JSON object or array")
 	}
-	opts := jsonpatch.NewApplyOptions()
-	opts.EscapeHTML = false
-	out, err := decoded.ApplyIndentWithOptions([]byte(trimmed), jsonIndent(trimmed), opts)
+	out, err := decoded.Apply([]byte(trimmed))
 	if err != nil {
 		return "", fmt.Errorf("json: %w", err)
-	}
-	if strings.HasSuffix(doc, "\n") {
-		out = append(out, '\n')
 	}
 	return string(out), nil
 }
@@ -100,19 +93,4 @@ func valueOrNull(raw []byte) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return raw
-}
-
-// jsonIndent is the leading whitespace of the document's second line, or ""
-// for a one-line document.
-func jsonIndent(doc string) string {
-	_, rest, ok := strings.Cut(doc, "\n")
-	if !ok {
-		return ""
-	}
-	line, _, _ := strings.Cut(rest, "\n")
-	indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
-	if indent == "" {
-		return "  "
-	}
-	return indent
 }

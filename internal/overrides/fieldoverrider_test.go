@@ -64,7 +64,7 @@ func TestFieldOverrider(t *testing.T) {
 		}},
 		want: "version: \"1.10\"\n\"on\": \"yes\"\n",
 	}, {
-		name:  "pretty JSON stays pretty, key order kept",
+		name:  "pretty JSON is re-marshalled compactly as Karmada does, key order kept",
 		field: "config.json",
 		in:    "{\n  \"b\": 1,\n  \"a\": {\"x\": [1, 2]}\n}\n",
 		o: policyv1alpha1.FieldOverrider{FieldPath: "/data/config.json", JSON: []policyv1alpha1.JSONPatchOperation{
@@ -72,7 +72,16 @@ func TestFieldOverrider(t *testing.T) {
 			jsonOp(replace, "/b", `"<two>"`),
 			jsonOp(add, "/c", ""),
 		}},
-		want: "{\n  \"b\": \"<two>\",\n  \"a\": {\n    \"x\": [\n      1,\n      2,\n      3\n    ]\n  },\n  \"c\": null\n}\n",
+		want: `{"b":"\u003ctwo\u003e","a":{"x":[1,2,3]},"c":null}`,
+	}, {
+		name:  "Karmada's example: the whole document compact",
+		field: "deploy.json",
+		in:    "{\n  \"replicas\": 3,\n  \"name\": \"nginx\"\n}",
+		o: policyv1alpha1.FieldOverrider{FieldPath: "/data/deploy.json", JSON: []policyv1alpha1.JSONPatchOperation{
+			jsonOp(replace, "/replicas", "5"),
+			jsonOp(replace, "/name", `"nginx-helper"`),
+		}},
+		want: `{"replicas":5,"name":"nginx-helper"}`,
 	}, {
 		name:  "compact JSON stays compact",
 		field: "c.json",
@@ -83,13 +92,13 @@ func TestFieldOverrider(t *testing.T) {
 		}},
 		want: `{"b":1,"c":3}`,
 	}, {
-		name:  "tab-indented JSON keeps tabs",
+		name:  "tab-indented JSON becomes compact",
 		field: "t.json",
 		in:    "{\n\t\"a\": 1\n}",
 		o: policyv1alpha1.FieldOverrider{FieldPath: "/data/t.json", JSON: []policyv1alpha1.JSONPatchOperation{
 			jsonOp(replace, "/a", "2"),
 		}},
-		want: "{\n\t\"a\": 2\n}",
+		want: `{"a":2}`,
 	}, {
 		name:  "no operations leave the field as it is",
 		field: "raw",
