@@ -130,6 +130,7 @@ func buildImages(ctx context.Context, kubeBinDir, out string) (map[string]string
 		release.ControllerManager: "./components/controller-manager/cmd",
 		release.Scheduler:         "./components/scheduler/cmd",
 		release.Webhook:           "./components/webhook/cmd",
+		release.Operator:          "./operator/cmd",
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for c, pkg := range own {
@@ -154,7 +155,8 @@ func buildImages(ctx context.Context, kubeBinDir, out string) (map[string]string
 			images[r.Image(c, "")] = filepath.Join(kubeBinDir, c.Binary())
 		}
 	}
-	return images, nil
+	// The newer operator is a build of its own (packaging_test.go).
+	return images, buildNextOperator(ctx, root, out, images)
 }
 
 // installOperatorCRD creates the Karmada CRD in the host and waits until it
