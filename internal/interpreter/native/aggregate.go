@@ -1,8 +1,10 @@
 package native
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -404,11 +406,18 @@ func aggregatePod(obj *unstructured.Unstructured, items []workv1alpha2.Aggregate
 	return setStatus(obj, &out)
 }
 
-// loadBalancerIngress merges the members' load-balancer ingress points.
-// A point without a hostname gets the cluster's name as hostname, which
-// tells where it comes from (as Karmada does).
+// loadBalancerIngress merges the members' load-balancer ingress points as
+// Karmada does: appended, de-duplicated and sorted (by ip, then hostname),
+// each as its member wrote it. (Older Karmada releases set the cluster's name
+// as the hostname of a point without one; clients now compare the list with
+// what the members report.)
 func loadBalancerIngress(items []workv1alpha2.AggregatedStatusItem) ([]any, error) {
-	var out []any
+	type point struct {
+		ip, hostname, key string
+		value             any
+	}
+	var points []point
+	seen := map[string]bool{}
 	for i := range items {
 		var s struct {
 			LoadBalancer struct {
@@ -423,11 +432,27 @@ func loadBalancerIngress(items []workv1alpha2.AggregatedStatusItem) ([]any, erro
 			continue
 		}
 		for _, ing := range s.LoadBalancer.Ingress {
-			if h, _ := ing["hostname"].(string); h == "" {
-				ing["hostname"] = items[i].ClusterName
+			// encoding/json writes map keys sorted: equal points encode
+			// equally.
+			key, err := json.Marshal(ing)
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, numbersToInt(ing))
+			if seen[string(key)] {
+				continue
+			}
+			seen[string(key)] = true
+			ip, _ := ing["ip"].(string)
+			hostname, _ := ing["hostname"].(string)
+			points = append(points, point{ip: ip, hostname: hostname, key: string(key), value: numbersToInt(ing)})
 		}
+	}
+	slices.SortFunc(points, func(a, b point) int {
+		return cmp.Or(strings.Compare(a.ip, b.ip), strings.Compare(a.hostname, b.hostname), strings.Compare(a.key, b.key))
+	})
+	out := make([]any, len(points))
+	for i, p := range points {
+		out[i] = p.value
 	}
 	return out, nil
 }

@@ -150,14 +150,14 @@ func TestAggregateStatus(t *testing.T) {
 				map[string]any{"type": "Complete", "status": "True", "reason": "Completed",
 					"message": "Job completed", "lastProbeTime": "2025-01-01T00:07:00Z", "lastTransitionTime": "2025-01-01T00:07:00Z"}}},
 	}, {
-		name: "load balancer service merges ingress, naming the cluster",
+		name: "load balancer service appends, de-duplicates and sorts ingress, hostnames as the members wrote them",
 		obj:  newObj("v1", "Service").set("LoadBalancer", "spec", "type").u(),
 		items: []workv1alpha2.AggregatedStatusItem{
-			status("a", map[string]any{"loadBalancer": map[string]any{"ingress": list(map[string]any{"ip": "1.1.1.1"})}}),
-			status("b", map[string]any{"loadBalancer": map[string]any{"ingress": list(map[string]any{"hostname": "lb.example.com"})}}),
+			status("a", map[string]any{"loadBalancer": map[string]any{"ingress": list(map[string]any{"ip": "2.2.2.2"}, map[string]any{"ip": "1.1.1.1"})}}),
+			status("b", map[string]any{"loadBalancer": map[string]any{"ingress": list(map[string]any{"hostname": "lb.example.com"}, map[string]any{"ip": "1.1.1.1"})}}),
 		},
 		want: map[string]any{"loadBalancer": map[string]any{"ingress": []any{
-			map[string]any{"ip": "1.1.1.1", "hostname": "a"}, map[string]any{"hostname": "lb.example.com"}}}},
+			map[string]any{"hostname": "lb.example.com"}, map[string]any{"ip": "1.1.1.1"}, map[string]any{"ip": "2.2.2.2"}}}},
 	}, {
 		name: "pod takes the worst phase",
 		obj:  newObj("v1", "Pod").u(),
