@@ -84,11 +84,38 @@ bench-operator: k8s-binaries ## Operator benchmark: $(BENCH_INSTANCES) Karmadas 
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkKarmadaReady -benchtime 1x -timeout 90m -v $(GOTEST_FLAGS) ./test/e2e/operator -args -bench.instances=$(BENCH_INSTANCES)
 
 .PHONY: verify
-verify: manifests generate fmt verify-kustomize ## Regenerate everything and fail if the tree changed.
+verify: manifests generate fmt bundle verify-kustomize ## Regenerate everything and fail if the tree changed.
 	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \
-		echo "generated files are out of date; run 'make manifests generate fmt' and commit:"; \
+		echo "generated files are out of date; run 'make manifests generate fmt bundle' and commit:"; \
 		git status --porcelain -- . ':!bin'; git --no-pager diff --stat; exit 1; \
 	fi
+
+##@ OLM bundle
+
+# The bundle is of VERSION (this release's by default, as for the images
+# below) and names images under REGISTRY.
+CHANNELS ?= alpha
+DEFAULT_CHANNEL ?= alpha
+# The version the bundle replaces; empty: the newest older bundle of
+# DEFAULT_CHANNEL in catalog/ (none for the first).
+PREVIOUS ?=
+# createdAt of the CSV (RFC 3339, or "now"); empty leaves it out so that
+# `make bundle` is reproducible.
+BUNDLE_CREATED_AT ?=
+BUNDLE_IMAGES ?= $(LOCALBIN)/images/bundle
+
+.PHONY: bundle
+bundle: ## Generate bundle/, bundle.Dockerfile and the catalog entry from config/ (VERSION, PREVIOUS, CHANNELS, DEFAULT_CHANNEL).
+	go run ./hack/bundle/cmd --version $(VERSION) --registry $(REGISTRY) --channels $(CHANNELS) --default-channel $(DEFAULT_CHANNEL) \
+		$(if $(PREVIOUS),--previous $(PREVIOUS)) $(if $(BUNDLE_CREATED_AT),--created-at $(BUNDLE_CREATED_AT))
+
+.PHONY: bundle-image
+bundle-image: ## Build the bundle image of bundle/ (OCI layout, no container engine) into bin/images/bundle.
+	go run ./hack/bundle/cmd --version $(VERSION) --registry $(REGISTRY) --image $(BUNDLE_IMAGES)
+
+.PHONY: test-bundle
+test-bundle: ## Validate the bundle (operator-framework/api validators), the bundle image and the catalog.
+	go test $(GOTEST_FLAGS) ./hack/bundle/...
 
 ##@ Build
 
