@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -41,6 +42,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/servedkinds"
 )
 
 // Options are the controller-manager's settings, set through BindFlags.
@@ -173,6 +175,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(opts.kubeAPIQPS), opts.kubeAPIBurst
+	// Started before the CRDs are applied or established, the controllers
+	// would fail their informers: wait, alive and not ready, until the API
+	// server serves Karmada's kinds.
+	if err := servedkinds.Wait(ctx, cfg, servedkinds.Options{Kinds: RequiredKinds(), ProbeAddr: opts.probeAddr}, logger.WithName("setup")); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Logger: logger,
@@ -325,6 +336,23 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return fmt.Errorf("running manager: %w", err)
 	}
 	return nil
+}
+
+// RequiredKinds are the kinds the controllers watch: Run starts them once
+// the API server serves every one.
+func RequiredKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{
+		clusterv1alpha1.GroupVersion.WithKind("Cluster"),
+		policyv1alpha1.GroupVersion.WithKind("PropagationPolicy"),
+		policyv1alpha1.GroupVersion.WithKind("ClusterPropagationPolicy"),
+		policyv1alpha1.GroupVersion.WithKind("OverridePolicy"),
+		policyv1alpha1.GroupVersion.WithKind("ClusterOverridePolicy"),
+		workv1alpha1.GroupVersion.WithKind("Work"),
+		workv1alpha2.GroupVersion.WithKind("ResourceBinding"),
+		workv1alpha2.GroupVersion.WithKind("ClusterResourceBinding"),
+		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization"),
+		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration"),
+	}
 }
 
 // ParseOptions returns the options that the command line args gives, with

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +23,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/scheduler"
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
+	"github.com/flotilla-io/flotilla/internal/servedkinds"
 )
 
 // Options are the scheduler's settings, set through BindFlags.
@@ -84,6 +86,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 
 	restConfig := rest.CopyConfig(cfg)
 	restConfig.QPS, restConfig.Burst = float32(opts.qps), opts.burst
+	// Started before the CRDs are applied or established, the scheduler
+	// would fail its informers: wait, alive and not ready, until the API
+	// server serves Karmada's kinds.
+	if err := servedkinds.Wait(ctx, restConfig, servedkinds.Options{Kinds: RequiredKinds(), ProbeAddr: opts.probeAddr}, logger.WithName("setup")); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme: scheme,
 		Logger: logger,
@@ -132,4 +143,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return fmt.Errorf("running the manager: %w", err)
 	}
 	return nil
+}
+
+// RequiredKinds are the kinds the scheduler watches: Run starts it once the
+// API server serves every one.
+func RequiredKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{
+		clusterv1alpha1.GroupVersion.WithKind("Cluster"),
+		workv1alpha2.GroupVersion.WithKind("ResourceBinding"),
+		workv1alpha2.GroupVersion.WithKind("ClusterResourceBinding"),
+	}
 }
