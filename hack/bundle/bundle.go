@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,6 +223,120 @@ func fromUnstructured(u *unstructured.Unstructured, into any) error {
 	return nil
 }
 
+// rendered is config/default's output, sorted by what OLM does with it.
+type rendered struct {
+	deployments     []*appsv1.Deployment
+	roles           map[string]*unstructured.Unstructured
+	clusterRoles    map[string]*unstructured.Unstructured
+	roleBindings    []*rbacv1.RoleBinding
+	clusterBindings []*rbacv1.ClusterRoleBinding
+	serviceAccounts map[string]bool
+	crds            []*unstructured.Unstructured
+	rest            []*unstructured.Unstructured
+}
+
+func classify(objs []*unstructured.Unstructured) (*rendered, error) {
+	r := &rendered{
+		roles:           map[string]*unstructured.Unstructured{},
+		clusterRoles:    map[string]*unstructured.Unstructured{},
+		serviceAccounts: map[string]bool{},
+	}
+	for _, u := range objs {
+		var err error
+		switch u.GroupVersionKind().GroupKind().String() {
+		case "Deployment.apps":
+			d := &appsv1.Deployment{}
+			err = fromUnstructured(u, d)
+			r.deployments = append(r.deployments, d)
+		case "Role.rbac.authorization.k8s.io":
+			r.roles[u.GetName()] = u
+		case "ClusterRole.rbac.authorization.k8s.io":
+			r.clusterRoles[u.GetName()] = u
+		case "RoleBinding.rbac.authorization.k8s.io":
+			rb := &rbacv1.RoleBinding{}
+			err = fromUnstructured(u, rb)
+			r.roleBindings = append(r.roleBindings, rb)
+		case "ClusterRoleBinding.rbac.authorization.k8s.io":
+			crb := &rbacv1.ClusterRoleBinding{}
+			err = fromUnstructured(u, crb)
+			r.clusterBindings = append(r.clusterBindings, crb)
+		case "ServiceAccount":
+			r.serviceAccounts[u.GetName()] = true
+		case "Namespace":
+		case "CustomResourceDefinition.apiextensions.k8s.io":
+			r.crds = append(r.crds, u)
+		default:
+			r.rest = append(r.rest, u)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// rulesOf are the rules of a rendered Role or ClusterRole bound to sa.
+func (r *rendered) rulesOf(kind, name, sa string) ([]rbacv1.PolicyRule, error) {
+	u := r.clusterRoles[name]
+	if kind == "Role" {
+		u = r.roles[name]
+	}
+	if u == nil {
+		return nil, fmt.Errorf("%s %s is bound to %s but not rendered", kind, name, sa)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := fromUnstructured(u, role); err != nil {
+		return nil, err
+	}
+	if role.AggregationRule != nil {
+		return nil, fmt.Errorf("%s %s aggregates rules, which a CSV cannot carry", kind, name)
+	}
+	return role.Rules, nil
+}
+
+// permissions collects the rules of the roles bound to sa, namespaced
+// (RoleBindings) and cluster-wide (ClusterRoleBindings). Bindings of other
+// subjects, and roles bound to nobody here, stay in r.rest.
+func (r *rendered) permissions(sa string) (namespaced, cluster []rbacv1.PolicyRule, err error) {
+	bound := map[string]bool{} // kind/name of the roles that went into the CSV
+	for _, rb := range r.roleBindings {
+		if !bindsServiceAccount(rb.Subjects, sa) {
+			r.rest = append(r.rest, mustUnstructured(rb))
+			continue
+		}
+		rules, err := r.rulesOf(rb.RoleRef.Kind, rb.RoleRef.Name, sa)
+		if err != nil {
+			return nil, nil, err
+		}
+		namespaced = append(namespaced, rules...)
+		bound[rb.RoleRef.Kind+"/"+rb.RoleRef.Name] = true
+	}
+	for _, crb := range r.clusterBindings {
+		if !bindsServiceAccount(crb.Subjects, sa) {
+			r.rest = append(r.rest, mustUnstructured(crb))
+			continue
+		}
+		rules, err := r.rulesOf("ClusterRole", crb.RoleRef.Name, sa)
+		if err != nil {
+			return nil, nil, err
+		}
+		cluster = append(cluster, rules...)
+		bound["ClusterRole/"+crb.RoleRef.Name] = true
+	}
+	for _, kind := range []string{"Role", "ClusterRole"} {
+		byName := r.roles
+		if kind == "ClusterRole" {
+			byName = r.clusterRoles
+		}
+		for _, name := range slices.Sorted(maps.Keys(byName)) {
+			if !bound[kind+"/"+name] {
+				r.rest = append(r.rest, byName[name])
+			}
+		}
+	}
+	return namespaced, cluster, nil
+}
+
 // merge sorts the rendered objects the way OLM installs them: the
 // Deployment into the install strategy, the rules of the roles bound to
 // its ServiceAccount into permissions and clusterPermissions, the CRDs
@@ -229,112 +344,24 @@ func fromUnstructured(u *unstructured.Unstructured, into any) error {
 // which creates them from the strategy, and the Namespace to the
 // OperatorGroup. Anything else is an extra manifest of the bundle.
 func (b *Bundle) merge(objs []*unstructured.Unstructured) error {
-	var (
-		deployments     []*appsv1.Deployment
-		roles           = map[string]*unstructured.Unstructured{}
-		clusterRoles    = map[string]*unstructured.Unstructured{}
-		roleBindings    []*rbacv1.RoleBinding
-		clusterBindings []*rbacv1.ClusterRoleBinding
-		serviceAccounts = map[string]bool{}
-		rest            []*unstructured.Unstructured
-	)
-	for _, u := range objs {
-		switch u.GroupVersionKind().GroupKind().String() {
-		case "Deployment.apps":
-			d := &appsv1.Deployment{}
-			if err := fromUnstructured(u, d); err != nil {
-				return err
-			}
-			deployments = append(deployments, d)
-		case "Role.rbac.authorization.k8s.io":
-			roles[u.GetName()] = u
-		case "ClusterRole.rbac.authorization.k8s.io":
-			clusterRoles[u.GetName()] = u
-		case "RoleBinding.rbac.authorization.k8s.io":
-			rb := &rbacv1.RoleBinding{}
-			if err := fromUnstructured(u, rb); err != nil {
-				return err
-			}
-			roleBindings = append(roleBindings, rb)
-		case "ClusterRoleBinding.rbac.authorization.k8s.io":
-			crb := &rbacv1.ClusterRoleBinding{}
-			if err := fromUnstructured(u, crb); err != nil {
-				return err
-			}
-			clusterBindings = append(clusterBindings, crb)
-		case "ServiceAccount":
-			serviceAccounts[u.GetName()] = true
-		case "Namespace":
-		case "CustomResourceDefinition.apiextensions.k8s.io":
-			b.CRDs = append(b.CRDs, u)
-		default:
-			rest = append(rest, u)
-		}
+	r, err := classify(objs)
+	if err != nil {
+		return err
 	}
-	if len(deployments) != 1 {
-		return fmt.Errorf("config/default renders %d Deployments, want the operator's only", len(deployments))
+	if len(r.deployments) != 1 {
+		return fmt.Errorf("config/default renders %d Deployments, want the operator's only", len(r.deployments))
 	}
-	d := deployments[0]
+	d := r.deployments[0]
 	sa := d.Spec.Template.Spec.ServiceAccountName
-	if sa == "" || !serviceAccounts[sa] {
+	if sa == "" || !r.serviceAccounts[sa] {
 		return fmt.Errorf("the operator's Deployment runs as ServiceAccount %q, which config/default does not make", sa)
 	}
 	if err := b.adaptDeployment(d); err != nil {
 		return err
 	}
-
-	rulesOf := func(kind, name string) ([]rbacv1.PolicyRule, error) {
-		u := clusterRoles[name]
-		if kind == "Role" {
-			u = roles[name]
-		}
-		if u == nil {
-			return nil, fmt.Errorf("%s %s is bound to %s but not rendered", kind, name, sa)
-		}
-		r := &rbacv1.ClusterRole{}
-		if err := fromUnstructured(u, r); err != nil {
-			return nil, err
-		}
-		if r.AggregationRule != nil {
-			return nil, fmt.Errorf("%s %s aggregates rules, which a CSV cannot carry", kind, name)
-		}
-		return r.Rules, nil
-	}
-	bound := map[string]bool{} // kind/name of the roles that went into the CSV
-	var permissions, clusterPermissions []rbacv1.PolicyRule
-	for _, rb := range roleBindings {
-		if !bindsServiceAccount(rb.Subjects, sa) {
-			rest = append(rest, mustUnstructured(rb))
-			continue
-		}
-		rules, err := rulesOf(rb.RoleRef.Kind, rb.RoleRef.Name)
-		if err != nil {
-			return err
-		}
-		permissions = append(permissions, rules...)
-		bound[rb.RoleRef.Kind+"/"+rb.RoleRef.Name] = true
-	}
-	for _, crb := range clusterBindings {
-		if !bindsServiceAccount(crb.Subjects, sa) {
-			rest = append(rest, mustUnstructured(crb))
-			continue
-		}
-		rules, err := rulesOf("ClusterRole", crb.RoleRef.Name)
-		if err != nil {
-			return err
-		}
-		clusterPermissions = append(clusterPermissions, rules...)
-		bound["ClusterRole/"+crb.RoleRef.Name] = true
-	}
-	for name, u := range roles {
-		if !bound["Role/"+name] {
-			rest = append(rest, u)
-		}
-	}
-	for name, u := range clusterRoles {
-		if !bound["ClusterRole/"+name] {
-			rest = append(rest, u)
-		}
+	permissions, clusterPermissions, err := r.permissions(sa)
+	if err != nil {
+		return err
 	}
 
 	strategy := operatorsv1alpha1.StrategyDetailsDeployment{
@@ -351,7 +378,8 @@ func (b *Bundle) merge(objs []*unstructured.Unstructured) error {
 		StrategySpec: strategy,
 	}
 
-	for _, u := range rest {
+	b.CRDs = r.crds
+	for _, u := range r.rest {
 		u = u.DeepCopy()
 		u.SetNamespace("")
 		b.Extra = append(b.Extra, u)

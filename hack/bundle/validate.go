@@ -31,94 +31,115 @@ import (
 // but that module is not available from the Go module proxy here (403), so
 // this is a reimplementation of them, tested in validate_test.go.
 func (c *Catalog) Validate() error {
-	var errs []error
-	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-
-	packages := map[string]PackageDoc{}
-	for _, p := range c.Packages {
-		if p.Schema != SchemaPackage || p.Name == "" {
-			fail("package %q: schema and name are required", p.Name)
-			continue
-		}
-		if _, dup := packages[p.Name]; dup {
-			fail("package %q is declared twice", p.Name)
-		}
-		packages[p.Name] = p
-		if p.Icon != nil && (p.Icon.Data == "" || p.Icon.MediaType == "") {
-			fail("package %q: icon needs base64data and mediatype", p.Name)
-		}
+	v := &catalogValidation{
+		packages: map[string]PackageDoc{},
+		bundles:  map[blobKey]BundleDoc{},
+		channels: map[blobKey]bool{},
 	}
-
-	type key struct{ pkg, name string }
-	bundles := map[key]BundleDoc{}
-	versions := map[key]semver.Version{}
-	seenVersion := map[string]string{} // package/version -> bundle
-	for _, b := range c.Bundles {
-		k := key{b.Package, b.Name}
-		if b.Schema != SchemaBundle || b.Name == "" || b.Package == "" {
-			fail("bundle %q: schema, name and package are required", b.Name)
-			continue
-		}
-		if _, ok := packages[b.Package]; !ok {
-			fail("bundle %q: package %q is not in the catalog", b.Name, b.Package)
-		}
-		if _, dup := bundles[k]; dup {
-			fail("bundle %q of package %q is declared twice", b.Name, b.Package)
-		}
-		bundles[k] = b
-		if b.Image == "" {
-			fail("bundle %q has no image", b.Name)
-		}
-		if err := validateProperties(b); err != nil {
-			errs = append(errs, err)
-		}
-		v, err := bundleVersion(b)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		versions[k] = v
-		if other, dup := seenVersion[b.Package+"/"+v.String()]; dup {
-			fail("bundles %q and %q of package %q have the same version %s", other, b.Name, b.Package, v)
-		}
-		seenVersion[b.Package+"/"+v.String()] = b.Name
-	}
-
-	channels := map[key]bool{}
-	inChannel := map[key]bool{}
+	v.checkPackages(c.Packages)
+	v.checkBundles(c.Bundles)
+	inChannel := map[blobKey]bool{}
 	for _, ch := range c.Channels {
-		if ch.Schema != SchemaChannel || ch.Name == "" || ch.Package == "" {
-			fail("channel %q: schema, name and package are required", ch.Name)
-			continue
-		}
-		if _, ok := packages[ch.Package]; !ok {
-			fail("channel %q: package %q is not in the catalog", ch.Name, ch.Package)
-		}
-		if channels[key{ch.Package, ch.Name}] {
-			fail("channel %q of package %q is declared twice", ch.Name, ch.Package)
-		}
-		channels[key{ch.Package, ch.Name}] = true
-		if err := validateChannel(ch, func(name string) bool { _, ok := bundles[key{ch.Package, name}]; return ok }); err != nil {
-			errs = append(errs, err)
-		}
+		v.checkChannel(ch)
 		for _, e := range ch.Entries {
-			inChannel[key{ch.Package, e.Name}] = true
+			inChannel[blobKey{ch.Package, e.Name}] = true
 		}
 	}
-
 	for _, p := range c.Packages {
 		if p.DefaultChannel == "" {
-			fail("package %q has no default channel", p.Name)
-		} else if !channels[key{p.Name, p.DefaultChannel}] {
-			fail("package %q: default channel %q does not exist", p.Name, p.DefaultChannel)
+			v.fail("package %q has no default channel", p.Name)
+		} else if !v.channels[blobKey{p.Name, p.DefaultChannel}] {
+			v.fail("package %q: default channel %q does not exist", p.Name, p.DefaultChannel)
 		}
 	}
-	for k := range bundles {
+	for k := range v.bundles {
 		if !inChannel[k] {
-			fail("bundle %q of package %q is in no channel", k.name, k.pkg)
+			v.fail("bundle %q of package %q is in no channel", k.name, k.pkg)
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(v.errs...)
+}
+
+// blobKey names a channel or bundle within its package.
+type blobKey struct{ pkg, name string }
+
+// catalogValidation is what Validate has seen so far, and its findings.
+type catalogValidation struct {
+	packages map[string]PackageDoc
+	bundles  map[blobKey]BundleDoc
+	channels map[blobKey]bool
+	errs     []error
+}
+
+func (v *catalogValidation) fail(format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf(format, args...))
+}
+
+func (v *catalogValidation) checkPackages(packages []PackageDoc) {
+	for _, p := range packages {
+		if p.Schema != SchemaPackage || p.Name == "" {
+			v.fail("package %q: schema and name are required", p.Name)
+			continue
+		}
+		if _, dup := v.packages[p.Name]; dup {
+			v.fail("package %q is declared twice", p.Name)
+		}
+		v.packages[p.Name] = p
+		if p.Icon != nil && (p.Icon.Data == "" || p.Icon.MediaType == "") {
+			v.fail("package %q: icon needs base64data and mediatype", p.Name)
+		}
+	}
+}
+
+func (v *catalogValidation) checkBundles(bundles []BundleDoc) {
+	seenVersion := map[string]string{} // package/version -> bundle
+	for _, b := range bundles {
+		if b.Schema != SchemaBundle || b.Name == "" || b.Package == "" {
+			v.fail("bundle %q: schema, name and package are required", b.Name)
+			continue
+		}
+		if _, ok := v.packages[b.Package]; !ok {
+			v.fail("bundle %q: package %q is not in the catalog", b.Name, b.Package)
+		}
+		k := blobKey{b.Package, b.Name}
+		if _, dup := v.bundles[k]; dup {
+			v.fail("bundle %q of package %q is declared twice", b.Name, b.Package)
+		}
+		v.bundles[k] = b
+		if b.Image == "" {
+			v.fail("bundle %q has no image", b.Name)
+		}
+		if err := validateProperties(b); err != nil {
+			v.errs = append(v.errs, err)
+		}
+		version, err := bundleVersion(b)
+		if err != nil {
+			v.errs = append(v.errs, err)
+			continue
+		}
+		if other, dup := seenVersion[b.Package+"/"+version.String()]; dup {
+			v.fail("bundles %q and %q of package %q have the same version %s", other, b.Name, b.Package, version)
+		}
+		seenVersion[b.Package+"/"+version.String()] = b.Name
+	}
+}
+
+func (v *catalogValidation) checkChannel(ch ChannelDoc) {
+	if ch.Schema != SchemaChannel || ch.Name == "" || ch.Package == "" {
+		v.fail("channel %q: schema, name and package are required", ch.Name)
+		return
+	}
+	if _, ok := v.packages[ch.Package]; !ok {
+		v.fail("channel %q: package %q is not in the catalog", ch.Name, ch.Package)
+	}
+	if v.channels[blobKey{ch.Package, ch.Name}] {
+		v.fail("channel %q of package %q is declared twice", ch.Name, ch.Package)
+	}
+	v.channels[blobKey{ch.Package, ch.Name}] = true
+	isBundle := func(name string) bool { _, ok := v.bundles[blobKey{ch.Package, name}]; return ok }
+	if err := validateChannel(ch, isBundle); err != nil {
+		v.errs = append(v.errs, err)
+	}
 }
 
 func validateProperties(b BundleDoc) error {

@@ -156,19 +156,21 @@ func scorecardConfig() []byte {
 		Image      string            `json:"image"`
 		Labels     map[string]string `json:"labels"`
 	}
-	var tests []test
-	for _, t := range []struct{ suite, name string }{
-		{"basic", "basic-check-spec"},
-		{"olm", "olm-bundle-validation"},
-		{"olm", "olm-crds-have-validation"},
-		{"olm", "olm-crds-have-resources"},
-		{"olm", "olm-spec-descriptors"},
-		{"olm", "olm-status-descriptors"},
-	} {
+	names := []string{
+		"basic-check-spec",
+		"olm-bundle-validation",
+		"olm-crds-have-validation",
+		"olm-crds-have-resources",
+		"olm-spec-descriptors",
+		"olm-status-descriptors",
+	}
+	tests := make([]test, 0, len(names))
+	for _, name := range names {
+		suite, _, _ := strings.Cut(name, "-") // basic or olm
 		tests = append(tests, test{
-			Entrypoint: []string{"scorecard-test", t.name},
+			Entrypoint: []string{"scorecard-test", name},
 			Image:      scorecardImage,
-			Labels:     map[string]string{"suite": t.suite, "test": t.name + "-test"},
+			Labels:     map[string]string{"suite": suite, "test": name + "-test"},
 		})
 	}
 	cfg := map[string]any{

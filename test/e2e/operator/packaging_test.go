@@ -89,10 +89,8 @@ func TestInstallFromBundle(t *testing.T) {
 
 	// Teardown in OLM's order: the instance first, while its operator
 	// still runs to uninstall it, then what the CSVs made.
-	var (
-		k        *operatorv1alpha1.Karmada
-		installs []*olmInstall
-	)
+	var k *operatorv1alpha1.Karmada
+	installs := make([]*olmInstall, 0, 2)
 	t.Cleanup(func() {
 		if k != nil {
 			forgetKarmada(t, cl, k)
