@@ -113,6 +113,10 @@ bundle: ## Generate bundle/, bundle.Dockerfile and the catalog entry from config
 bundle-image: ## Build the bundle image of bundle/ (OCI layout, no container engine) into bin/images/bundle.
 	go run ./hack/bundle/cmd --version $(VERSION) --registry $(REGISTRY) --image $(BUNDLE_IMAGES)
 
+.PHONY: bundle-push
+bundle-push: ## Build the bundle image and push it to $(REGISTRY)/operator-bundle:$(VERSION) (credentials of the Docker config).
+	go run ./hack/bundle/cmd --version $(VERSION) --registry $(REGISTRY) --image $(BUNDLE_IMAGES) --push
+
 .PHONY: test-bundle
 test-bundle: ## Validate the bundle (operator-framework/api validators), the bundle image and the catalog.
 	go test $(GOTEST_FLAGS) ./hack/bundle/...

@@ -3,18 +3,25 @@ package bundle
 import (
 	"bytes"
 	"encoding/base64"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	ggcrname "github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/validation"
 	"github.com/operator-framework/api/pkg/validation/errors"
 	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/flotilla-io/flotilla/internal/imagebuild"
 	"github.com/flotilla-io/flotilla/internal/release"
 )
 
@@ -302,4 +309,30 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestBundleImagePush pushes the bundle image as `make bundle-push` does,
+// to a registry in this process, and pulls it back.
+func TestBundleImagePush(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	img, err := Image(filepath.Join(root, "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := ggcrname.ParseReference(strings.TrimPrefix(srv.URL, "http://") + "/flotilla-io/" + BundleRepository + ":" + release.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := imagebuild.Push(t.Context(), ref, imagebuild.Artifact{Image: img}); err != nil {
+		t.Fatal(err)
+	}
+	pulled, err := remote.Image(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := img.Digest()
+	if got, err := pulled.Digest(); err != nil || got != want {
+		t.Errorf("pulled %s, pushed %s (%v)", got, want, err)
+	}
 }

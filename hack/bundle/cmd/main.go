@@ -1,17 +1,22 @@
 // Command bundle generates the operator's OLM bundle (bundle/,
 // bundle.Dockerfile) and its entry in catalog/ from config/ (`make bundle`),
 // or builds the bundle image from bundle/ into an OCI layout
-// (`make bundle-image`, with -image).
+// (`make bundle-image`, with -image) and pushes it (`make bundle-push`, with
+// -push).
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/flotilla-io/flotilla/hack/bundle"
+	"github.com/flotilla-io/flotilla/internal/imagebuild"
 	"github.com/flotilla-io/flotilla/internal/release"
 )
 
@@ -29,6 +34,7 @@ func run() error {
 		channels  = flag.String("channels", "alpha", "Comma-separated channels of the bundle.")
 		createdAt = flag.String("created-at", "", `The createdAt annotation, RFC 3339 or "now"; unset by default so that the output is reproducible.`)
 		image     = flag.String("image", "", "Build the bundle image of bundle/ into this OCI layout directory instead of generating.")
+		push      = flag.Bool("push", false, "With -image, also push the bundle image to -bundle-image, with the credentials of the Docker config.")
 	)
 	flag.StringVar(&opts.Root, "root", ".", "The repository's root.")
 	flag.StringVar(&opts.Version, "version", release.Version, "Version of the bundle, vX.Y.Z.")
@@ -55,6 +61,17 @@ func run() error {
 			return err
 		}
 		fmt.Printf("%s %s in %s\n", ref, digest, *image)
+		if !*push {
+			return nil
+		}
+		r, err := name.ParseReference(ref)
+		if err != nil {
+			return err
+		}
+		if err := imagebuild.Push(context.Background(), r, imagebuild.Artifact{Image: img}); err != nil {
+			return fmt.Errorf("pushing %s: %w", ref, err)
+		}
+		fmt.Printf("pushed %s\n", ref)
 		return nil
 	}
 
