@@ -45,6 +45,14 @@ import (
 	"github.com/flotilla-io/flotilla/internal/servedkinds"
 )
 
+// Default listeners, karmada-controller-manager's: each Flotilla component
+// has its own health probe port, so that several run on one host
+// (hostNetwork, a VM, the local federation) without colliding.
+const (
+	DefaultMetricsAddr = ":8080"
+	DefaultProbeAddr   = ":10357"
+)
+
 // Options are the controller-manager's settings, set through BindFlags.
 type Options struct {
 	metricsAddr             string
@@ -83,9 +91,9 @@ type Options struct {
 // BindFlags registers the flags on fs with their defaults. Names follow
 // karmada-controller-manager's where the meaning is the same.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `Address the metrics endpoint binds to; "0" disables it.`)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", DefaultMetricsAddr, `Address the metrics endpoint binds to; "0" disables it.`)
 	fs.StringVar(&o.pprofAddr, "profiling-bind-address", "", `Address serving Go's /debug/pprof profiles, e.g. 127.0.0.1:6060; empty disables it.`)
-	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", DefaultProbeAddr, `Address the health and readiness probes bind to; "0" disables them.`)
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one of several replicas runs the controllers.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-elect-resource-namespace", clusterv1alpha1.NamespaceSystem, "Namespace of the leader election lease.")
 

@@ -90,6 +90,8 @@ func TestWaitsForKarmadasKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Other tests of the package run the controllers in this process too.
+	opts.Restartable = true
 	logs := &logLines{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -26,6 +26,16 @@ import (
 	"github.com/flotilla-io/flotilla/internal/servedkinds"
 )
 
+// Default listeners. The health probes are on karmada-scheduler's port,
+// apart from the controller-manager's and the webhook's, so that several
+// components run on one host without colliding. Metrics are off unless
+// asked for: Karmada's scheduler serves them on :8080, the port of the
+// controller-manager's metrics.
+const (
+	DefaultMetricsAddr = "0"
+	DefaultProbeAddr   = ":10351"
+)
+
 // Options are the scheduler's settings, set through BindFlags.
 type Options struct {
 	schedulerName  string
@@ -45,8 +55,8 @@ type Options struct {
 // BindFlags registers the flags on fs with their defaults.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.schedulerName, "scheduler-name", policyv1alpha1.DefaultSchedulerName, "Schedule the bindings whose spec.schedulerName is this.")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint, e.g. :8080; 0 disables it.")
-	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `Address of the health probe endpoint; "0" disables it.`)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", DefaultMetricsAddr, "Address of the metrics endpoint, e.g. :8080; 0 disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", DefaultProbeAddr, `Address of the health probe endpoint; "0" disables it.`)
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader so that only one scheduler instance is active.")
 	fs.StringVar(&o.leaderElectNS, "leader-elect-resource-namespace", clusterv1alpha1.NamespaceSystem, "Namespace of the leader election lease.")
 	fs.IntVar(&o.workers, "workers", 16, "Bindings scheduled concurrently.")

@@ -83,7 +83,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.keyName, "tls-private-key-file-name", DefaultKeyName, "Serving private key file in --cert-dir.")
 	fs.StringVar(&o.tlsMinVersion, "tls-min-version", "1.2", "Lowest TLS version served: 1.2 or 1.3.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `Address of the metrics endpoint; "0" disables it.`)
-	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", `Address of /healthz and /readyz; "0" disables them.`)
+	// karmada-webhook's port: apart from the controller-manager's and the
+	// scheduler's, so that several components run on one host.
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8000", `Address of /healthz and /readyz; "0" disables them.`)
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 40, "Requests per second to the control plane's API server.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 60, "Burst of requests to the control plane's API server.")
 	fs.Int64Var(&o.notReadyTolerationSeconds, "default-not-ready-toleration-seconds", propagationpolicy.DefaultTolerationSeconds,
