@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +16,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/localfed"
 	"github.com/flotilla-io/flotilla/internal/localfed/localfedtest"
 	"github.com/flotilla-io/flotilla/internal/names"
+	"github.com/flotilla-io/flotilla/internal/testlog"
 )
 
 // TestRun runs the controller-manager as main wires it on a federation of
@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, f.ControlPlane.Config, opts, testr.New(t)) }()
+	go func() { done <- Run(ctx, f.ControlPlane.Config, opts, testlog.New(t)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -463,56 +463,23 @@ func instanceState(t *testing.T, cl client.Client, k *operatorv1alpha1.Karmada) 
 }
 
 // uninstallKarmada deletes the instance while its operator runs, and waits
-// until the operator has uninstalled it and let it go.
-//
-// The operator deletes the instance's Secrets with one deletecollection
-// call, a verb its RBAC markers (operator/internal/controller/karmada,
-// hence config/rbac/operator and the CSV) do not grant: under the CSV's
-// permissions the deletion stops there. Until the markers grant it, the
-// test says so and grants the verb itself, as a cluster admin would, to
-// check the rest of the uninstall; once the CSV grants it, this is a
-// plain wait.
+// until the operator, with only the CSV's permissions, has uninstalled it
+// and let it go.
 func uninstallKarmada(t *testing.T, cl client.Client, k *operatorv1alpha1.Karmada, csv *operatorsv1alpha1.ClusterServiceVersion) {
 	t.Helper()
 	ctx := context.Background()
+	// The uninstall deletes the instance's Secrets with one deletecollection.
+	if !grants(csv, "", "secrets", "deletecollection") {
+		t.Errorf("%s does not grant deletecollection on Secrets, which the operator's uninstall calls", csv.Name)
+	}
 	if err := cl.Delete(ctx, k); err != nil {
 		t.Fatal(err)
 	}
-	gone := func(timeout time.Duration) bool {
-		return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-			return apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(k), &operatorv1alpha1.Karmada{})), nil
-		}) == nil
-	}
-	if grants(csv, "", "secrets", "deletecollection") {
-		if !gone(2 * time.Minute) {
-			t.Fatalf("Karmada %s was not uninstalled within 2m under %s's permissions", k.Name, csv.Name)
-		}
-		return
-	}
-	if gone(30 * time.Second) {
-		t.Logf("Karmada %s was uninstalled without deletecollection on Secrets: the workaround below can go", k.Name)
-		return
-	}
-	t.Logf("KNOWN GAP: %s does not grant deletecollection on Secrets, which the operator's uninstall calls; "+
-		"Karmada %s stays until it does. Granting it here to check the rest of the uninstall.", csv.Name, k.Name)
-	sa := csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions[0].ServiceAccountName
-	extra := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "flotilla-e2e-deletecollection-secrets"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"deletecollection"}}},
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: extra.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: extra.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: k.Namespace, Name: sa}},
-	}
-	for _, obj := range []client.Object{extra, binding} {
-		if err := cl.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cl.Delete(context.Background(), obj) })
-	}
-	if !gone(2 * time.Minute) {
-		t.Fatalf("Karmada %s was not uninstalled within 2m, even with deletecollection on Secrets", k.Name)
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(k), &operatorv1alpha1.Karmada{})), nil
+	})
+	if err != nil {
+		t.Fatalf("Karmada %s was not uninstalled within 2m under %s's permissions", k.Name, csv.Name)
 	}
 }
 
