@@ -101,7 +101,7 @@ func TestWaitsForKarmadasKinds(t *testing.T) {
 			select {
 			case err := <-done:
 				done <- err
-				return false, fmt.Errorf("Run returned while waiting until %s: %v", what, err)
+				return false, fmt.Errorf("Run returned while waiting until %s: %w", what, err)
 			default:
 			}
 			ok, err := cond(ctx)

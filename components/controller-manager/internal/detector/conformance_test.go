@@ -22,7 +22,7 @@ import (
 func TestClusterPolicyByNameClaimsExistingTemplatesInEveryNamespace(t *testing.T) {
 	needServer(t)
 	const name = "cpp-by-name-web"
-	var deps []*appsv1.Deployment
+	deps := make([]*appsv1.Deployment, 0, 2)
 	for range 2 {
 		ns := newNamespace(t)
 		dep := newDeployment(ns, name, 1, nil)
