@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -227,20 +226,27 @@ func crdFirst(u *unstructured.Unstructured) int {
 }
 
 func (d *Deployer) waitGone(ctx context.Context, u *unstructured.Unstructured) error {
+	// A failed read is retried, not the end of the wait: near the deadline
+	// the client's rate limiter refuses to wait, and that says nothing about
+	// the object.
+	var last error
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, d.timeout(), true, func(ctx context.Context) (bool, error) {
 		err := d.Client.Get(ctx, client.ObjectKeyFromObject(u), u.DeepCopy())
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
-		return false, err
+		last = err
+		return false, nil
 	})
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s is still there after %s: its custom resources wait for their finalizers (is the operator running?)", ref(u), d.timeout())
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for %s to be deleted: %w", ref(u), ctx.Err())
+	case last != nil:
+		return fmt.Errorf("%s is still there after %s (last read: %v): its custom resources wait for their finalizers (is the operator running?)", ref(u), d.timeout(), last)
 	}
-	if err != nil {
-		return fmt.Errorf("waiting for %s to be deleted: %w", ref(u), err)
-	}
-	return nil
+	return fmt.Errorf("%s is still there after %s: its custom resources wait for their finalizers (is the operator running?)", ref(u), d.timeout())
 }
 
 // say prints one line about u; the output is a report, so a failure to
