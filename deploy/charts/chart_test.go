@@ -380,7 +380,7 @@ func decode(t *testing.T, manifest string) objects {
 // since dry runs store nothing for later objects to refer to).
 func TestDryRunCreate(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: run with `make test`, which builds the Kubernetes binaries into bin/k8s")
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run with `make test`, which builds the Kubernetes binaries into bin/k8s")
 	}
 	env := &envtest.Environment{}
 	cfg, err := env.Start()

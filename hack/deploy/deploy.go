@@ -244,7 +244,7 @@ func (d *Deployer) waitGone(ctx context.Context, u *unstructured.Unstructured) e
 	case ctx.Err() != nil:
 		return fmt.Errorf("waiting for %s to be deleted: %w", ref(u), ctx.Err())
 	case last != nil:
-		return fmt.Errorf("%s is still there after %s (last read: %v): its custom resources wait for their finalizers (is the operator running?)", ref(u), d.timeout(), last)
+		return fmt.Errorf("%s is still there after %s (last read: %w): its custom resources wait for their finalizers (is the operator running?)", ref(u), d.timeout(), last)
 	}
 	return fmt.Errorf("%s is still there after %s: its custom resources wait for their finalizers (is the operator running?)", ref(u), d.timeout())
 }

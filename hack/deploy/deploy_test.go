@@ -29,7 +29,7 @@ type apiServer struct {
 func startAPIServer(t *testing.T) apiServer {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: run with `make test`, which builds the Kubernetes binaries into bin/k8s")
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run with `make test`, which builds the Kubernetes binaries into bin/k8s")
 	}
 	env := &envtest.Environment{}
 	cfg, err := env.Start()

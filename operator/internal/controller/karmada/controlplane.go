@@ -67,6 +67,9 @@ type controlPlane struct {
 
 	applied   string // digest of the contents last applied
 	appliedAt time.Time
+	// admitted is the same for the webhook configurations.
+	admitted   string
+	admittedAt time.Time
 }
 
 // For returns the client of an instance's API server, made anew when its
@@ -81,12 +84,7 @@ func (c *ControlPlanes) For(_ context.Context, k *operatorv1alpha1.Karmada, in *
 	if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
 		server = "https://" + net.JoinHostPort(ip, strconv.Itoa(apiServerPort))
 	}
-	sum := sha256.New()
-	for _, b := range [][]byte{[]byte(server), ca, admin.CertPEM, admin.KeyPEM} {
-		sum.Write(b)
-		sum.Write([]byte{0})
-	}
-	key := hex.EncodeToString(sum.Sum(nil))
+	key := digestOf(server, ca, admin.CertPEM, admin.KeyPEM)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -145,13 +143,16 @@ func (r *Reconciler) ensureContents(ctx context.Context, k *operatorv1alpha1.Kar
 	if err != nil {
 		return "", false, fmt.Sprintf("API server contents: waiting for the API server to answer: %v", err), nil
 	}
-	objs, digest, err := contents(webhookURL(k), in.pki.bundles[certs.IDCA])
+	static, err := embeddedContents()
 	if err != nil {
 		return "", false, "", err
 	}
+	url, ca := webhookURL(k), in.pki.bundles[certs.IDCA]
+	digest := digestOf(static.digest, []byte(url), ca)
 	if cp.applied == digest && r.now().Sub(cp.appliedAt) < contentsRecheck {
 		return info.GitVersion, true, "", nil
 	}
+	objs := static.objects(url, ca)
 	for _, obj := range objs {
 		if err := apply(ctx, cp.client, obj); err != nil {
 			return "", false, "", err
@@ -191,25 +192,50 @@ var componentRoles = map[string]string{
 	"flotilla-webhook":            certs.WebhookUser,
 }
 
-// contents are the objects ensureContents applies, with a digest of them.
-// CRDs served in several versions convert through the webhook at
-// webhookURL, trusted by caBundle.
-func contents(webhookURL string, caBundle []byte) ([]client.Object, string, error) {
-	conversions, err := conversions(webhookURL, caBundle)
-	if err != nil {
-		return nil, "", err
+// staticContents are the objects ensureContents applies, parsed from the
+// files built into the operator. They never change while it runs, so they
+// are parsed once (embeddedContents) rather than on every pass: the CRDs
+// alone are over half a megabyte of YAML.
+type staticContents struct {
+	objs []client.Object
+	// conversions are the CRDs' conversion stanzas by CRD name, whose
+	// webhook address and CA each instance fills in.
+	conversions map[string]*apiextensionsv1.CustomResourceConversion
+	digest      string
+}
+
+// embeddedContents parses the operator's embedded contents once per process.
+var embeddedContents = sync.OnceValues(parseContents)
+
+// objects are the contents for one instance: CRDs served in several
+// versions convert through the webhook at webhookURL, trusted by caBundle.
+func (c *staticContents) objects(webhookURL string, caBundle []byte) []client.Object {
+	out := make([]client.Object, 0, len(c.objs))
+	for _, obj := range c.objs {
+		obj = obj.DeepCopyObject().(client.Object)
+		if def, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+			if conv, ok := c.conversions[def.Name]; ok {
+				conv = conv.DeepCopy()
+				url := webhookURL + ptr.Deref(conv.Webhook.ClientConfig.Service.Path, "/convert")
+				conv.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
+				def.Spec.Conversion = conv
+			}
+		}
+		out = append(out, obj)
 	}
-	var objs []client.Object
+	return out
+}
+
+func parseContents() (*staticContents, error) {
+	c := &staticContents{conversions: map[string]*apiextensionsv1.CustomResourceConversion{}}
 	for _, ns := range systemNamespaces {
-		objs = append(objs, &corev1.Namespace{
+		c.objs = append(c.objs, &corev1.Namespace{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 			ObjectMeta: metav1.ObjectMeta{Name: ns},
 		})
 	}
 	sum := sha256.New()
-	sum.Write([]byte(webhookURL))
-	sum.Write(caBundle)
-	err = fs.WalkDir(crd.Bases, "bases", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(crd.Bases, "bases", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -218,19 +244,16 @@ func contents(webhookURL string, caBundle []byte) ([]client.Object, string, erro
 			return err
 		}
 		sum.Write(data)
-		c := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, c); err != nil {
+		obj := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, obj); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		c.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
-		if conv, ok := conversions[c.Name]; ok {
-			c.Spec.Conversion = conv
-		}
-		objs = append(objs, c)
+		obj.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+		c.objs = append(c.objs, obj)
 		return nil
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("reading the embedded CRDs: %w", err)
+		return nil, fmt.Errorf("reading the embedded CRDs: %w", err)
 	}
 	err = fs.WalkDir(rbac.Roles, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -246,34 +269,23 @@ func contents(webhookURL string, caBundle []byte) ([]client.Object, string, erro
 		}
 		// The operator's own role is for its host cluster, not for the
 		// control planes it makes.
-		if user, ok := componentRoles[role.Name]; ok {
-			sum.Write(data)
-			role.TypeMeta = metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}
-			objs = append(objs, role, &rbacv1.ClusterRoleBinding{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-				ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-				Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-			})
+		user, ok := componentRoles[role.Name]
+		if !ok {
+			return nil
 		}
+		sum.Write(data)
+		role.TypeMeta = metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}
+		c.objs = append(c.objs, role, &rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+		})
 		return nil
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("reading the embedded ClusterRoles: %w", err)
+		return nil, fmt.Errorf("reading the embedded ClusterRoles: %w", err)
 	}
-	return objs, hex.EncodeToString(sum.Sum(nil)), nil
-}
-
-// webhookURL is where the instance's API server calls its webhook: the
-// webhook Service's DNS name, which its serving certificate names.
-func webhookURL(k *operatorv1alpha1.Karmada) string {
-	return fmt.Sprintf("https://%s.%s.svc:443", releaseName(k.Name, Webhook), k.Namespace)
-}
-
-// conversions are the conversion stanzas of config/webhook/conversion, by
-// CRD name, calling the webhook at baseURL.
-func conversions(baseURL string, caBundle []byte) (map[string]*apiextensionsv1.CustomResourceConversion, error) {
-	out := map[string]*apiextensionsv1.CustomResourceConversion{}
 	files, err := fs.Glob(webhookconfig.Conversion, "conversion/*.yaml")
 	if err != nil {
 		return nil, err
@@ -283,6 +295,7 @@ func conversions(baseURL string, caBundle []byte) (map[string]*apiextensionsv1.C
 		if err != nil {
 			return nil, err
 		}
+		sum.Write(data)
 		patch := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.Unmarshal(data, patch); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
@@ -291,17 +304,42 @@ func conversions(baseURL string, caBundle []byte) (map[string]*apiextensionsv1.C
 		if conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil || conv.Webhook.ClientConfig.Service == nil {
 			return nil, fmt.Errorf("%s: no conversion webhook service", file)
 		}
-		url := baseURL + ptr.Deref(conv.Webhook.ClientConfig.Service.Path, "/convert")
-		conv.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
-		out[patch.Name] = conv
+		c.conversions[patch.Name] = conv
 	}
-	return out, nil
+	c.digest = hex.EncodeToString(sum.Sum(nil))
+	return c, nil
+}
+
+// digestOf is a digest of its parts, each kept apart from the next.
+func digestOf(parts ...any) string {
+	sum := sha256.New()
+	for _, p := range parts {
+		switch v := p.(type) {
+		case string:
+			sum.Write([]byte(v))
+		case []byte:
+			sum.Write(v)
+		}
+		sum.Write([]byte{0})
+	}
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// webhookURL is where the instance's API server calls its webhook: the
+// webhook Service's DNS name, which its serving certificate names.
+func webhookURL(k *operatorv1alpha1.Karmada) string {
+	return fmt.Sprintf("https://%s.%s.svc:443", releaseName(k.Name, Webhook), k.Namespace)
 }
 
 // ensureAdmission registers the webhook configurations, with every webhook
 // called at the instance's webhook Service.
 func (r *Reconciler) ensureAdmission(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs, cp *controlPlane) error {
-	objs, err := webhookapp.Configurations(webhookURL(k), in.pki.bundles[certs.IDCA])
+	url, ca := webhookURL(k), in.pki.bundles[certs.IDCA]
+	digest := digestOf(webhookconfig.Manifests, []byte(url), ca)
+	if cp.admitted == digest && r.now().Sub(cp.admittedAt) < contentsRecheck {
+		return nil
+	}
+	objs, err := webhookapp.Configurations(url, ca)
 	if err != nil {
 		return err
 	}
@@ -315,6 +353,7 @@ func (r *Reconciler) ensureAdmission(ctx context.Context, k *operatorv1alpha1.Ka
 			return err
 		}
 	}
+	cp.admitted, cp.admittedAt = digest, r.now()
 	return nil
 }
 
