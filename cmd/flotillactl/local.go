@@ -116,6 +116,10 @@ func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
 
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity), textlogger.Output(os.Stderr)))
 	ctx = log.IntoContext(ctx, logger)
+	// Parts of controller-runtime log through its process-wide logger (the
+	// in-process webhook's certificate watcher); unset, it prints a stack
+	// trace at the user instead.
+	log.SetLogger(logger)
 	printf(out, "Starting a local federation with %d member(s); logs in %s\n", opts.Members, filepath.Join(opts.WorkDir, "logs"))
 	fed, err := localfed.Start(ctx, opts)
 	if err != nil {
