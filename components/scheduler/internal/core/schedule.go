@@ -54,6 +54,9 @@ type Decision struct {
 	AffinityName string
 }
 
+// ReasonClusterDeleting is the diagnosis of a cluster being deleted.
+const ReasonClusterDeleting = "is being deleted"
+
 // term is one cluster affinity to try: the primary affinity and, for
 // capacity-aware strategies, its overflow affinities.
 type term struct {
@@ -143,6 +146,13 @@ func (a *Algorithm) scheduleTerm(ctx context.Context, snap *cache.Snapshot, b *f
 	feasible := make([]*cache.ClusterInfo, 0, len(all))
 	var diag framework.Diagnosis
 	for _, c := range all {
+		if c.Cluster.DeletionTimestamp != nil {
+			// As in Karmada: what a deleting cluster holds is about to be
+			// cleaned up, so nothing is placed there, not even what is
+			// there already.
+			diag.Add(c.Name(), ReasonClusterDeleting)
+			continue
+		}
 		if r := a.framework.RunFilterPlugins(ctx, b, c); !r.IsSuccess() {
 			if r.Code() == framework.Error {
 				return nil, r.AsError()

@@ -75,6 +75,21 @@ func TestSchedule(t *testing.T) {
 		binding: fixture.Binding("nginx").Replicas(4).Dynamic().Scheduled(T("a", 2)).Evicting("b"),
 		want:    []workv1alpha2.TargetCluster{T("a", 4)},
 	}, {
+		name:    "a deleting cluster loses what it held",
+		snap:    fixture.Snapshot(fixture.Cluster("a"), fixture.Cluster("b").Deleting()),
+		binding: fixture.Binding("nginx").Replicas(4).Weighted().Scheduled(T("a", 2), T("b", 2)),
+		want:    []workv1alpha2.TargetCluster{T("a", 4)},
+	}, {
+		name:    "a deleting cluster gets no new placement",
+		snap:    fixture.Snapshot(fixture.Cluster("a"), fixture.Cluster("b").Deleting()),
+		binding: fixture.Binding("nginx").Replicas(2).ClusterNames("b"),
+		wantErr: "0/2 clusters are available: 1 cluster(s) did not match the placement cluster affinity, 1 cluster(s) is being deleted.",
+	}, {
+		name:    "current clusters keep a workload despite taints",
+		snap:    fixture.Snapshot(fixture.Cluster("a").Taint(notReady, "", corev1.TaintEffectNoExecute), fixture.Cluster("b").Taint("dedicated", "", corev1.TaintEffectNoSchedule)),
+		binding: fixture.Binding("nginx").Replicas(2).Scheduled(T("a", 2)),
+		want:    []workv1alpha2.TargetCluster{T("a", 2)},
+	}, {
 		name:         "first feasible affinity term wins",
 		snap:         fixture.Snapshot(fixture.Cluster("a"), fixture.Cluster("b").Taint(notReady, "", corev1.TaintEffectNoSchedule)),
 		binding:      fixture.Binding("nginx").Replicas(2).Terms(term("primary", "b"), term("backup", "a")),

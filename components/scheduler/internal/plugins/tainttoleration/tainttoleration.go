@@ -1,5 +1,5 @@
-// Package tainttoleration filters out clusters with NoSchedule or NoExecute
-// taints the placement does not tolerate.
+// Package tainttoleration keeps new placements off clusters with NoSchedule
+// or NoExecute taints the placement does not tolerate.
 package tainttoleration
 
 import (
@@ -29,24 +29,20 @@ func New() *Plugin { return &Plugin{} }
 // Name implements framework.Plugin.
 func (p *Plugin) Name() string { return Name }
 
-// Filter fails a cluster with an untolerated NoSchedule or NoExecute taint.
-// NoSchedule only keeps new placements away, so a cluster already holding
-// the binding tolerates it; NoExecute applies to everyone.
+// Filter fails a cluster with an untolerated NoSchedule or NoExecute taint,
+// unless the cluster already holds the binding. As in Karmada, taints only
+// keep new placements away: the scheduler never takes a workload off a
+// cluster for a taint, since evicting (after tolerationSeconds, through
+// graceful eviction tasks) is failover's job, not a side effect of the next
+// scheduling cycle.
 func (p *Plugin) Filter(_ context.Context, b *framework.BindingInfo, c *cache.ClusterInfo) *framework.Result {
 	taints := c.Cluster.Spec.Taints
-	if len(taints) == 0 {
+	if len(taints) == 0 || b.IsCurrent(c.Name()) {
 		return nil
 	}
-	current := b.IsCurrent(c.Name())
 	for i := range taints {
 		t := &taints[i]
-		switch t.Effect {
-		case corev1.TaintEffectNoExecute:
-		case corev1.TaintEffectNoSchedule:
-			if current {
-				continue
-			}
-		default:
+		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
 			continue
 		}
 		if !Tolerated(t, b.Placement.ClusterTolerations) {
