@@ -74,7 +74,57 @@ func syntaxError(name string, err error) error {
 // script costs one parse, not one per call.
 type program struct {
 	proto *glua.FunctionProto
-	err   error
+	// assigned lists the global names the script assigns (see
+	// globalWrites), and namesG whether it uses _G; they decide whether
+	// its environment may fall through to the shared globals.
+	assigned []string
+	namesG   bool
+	err      error
+}
+
+// Instruction layout of gopher-lua's byte code: the opcode in the top 6
+// bits, the Bx operand (a constant index for GETGLOBAL and SETGLOBAL) in the
+// low 18.
+const (
+	opcodeShift = 26
+	bxMask      = 1<<18 - 1
+)
+
+// globalWrites scans the byte code of proto and of every function nested in
+// it for global assignments (SETGLOBAL names its global as a constant) and
+// reads of _G, through which a script can assign a global under a computed
+// name.
+func globalWrites(proto *glua.FunctionProto) (assigned []string, namesG bool) {
+	seen := map[string]bool{}
+	var scan func(*glua.FunctionProto)
+	scan = func(p *glua.FunctionProto) {
+		for _, inst := range p.Code {
+			op := int(inst >> opcodeShift)
+			if op != glua.OP_SETGLOBAL && op != glua.OP_GETGLOBAL {
+				continue
+			}
+			bx := int(inst & bxMask)
+			if bx >= len(p.Constants) {
+				continue
+			}
+			name, ok := p.Constants[bx].(glua.LString)
+			if !ok {
+				continue
+			}
+			switch {
+			case op == glua.OP_GETGLOBAL:
+				namesG = namesG || name == "_G"
+			case !seen[string(name)]:
+				seen[string(name)] = true
+				assigned = append(assigned, string(name))
+			}
+		}
+		for _, nested := range p.FunctionPrototypes {
+			scan(nested)
+		}
+	}
+	scan(proto)
+	return assigned, namesG
 }
 
 // programCache maps a script (name and code, compared in full, so there are
@@ -99,6 +149,9 @@ func (c *programCache) get(s Script) *program {
 	}
 	proto, err := compile(s)
 	p = &program{proto: proto, err: err}
+	if err == nil {
+		p.assigned, p.namesG = globalWrites(proto)
+	}
 	c.mu.Lock()
 	if len(c.m) >= c.max {
 		// Customizations change rarely; dropping an arbitrary entry keeps the

@@ -10,8 +10,10 @@
 //
 // A VM keeps a pool of gopher-lua states. Scripts are compiled once and the
 // byte code is shared by all states. Every call runs the script's chunk in a
-// fresh global environment (reading through to the sandboxed globals), so
-// nothing a script defines survives into the next call.
+// fresh global environment (reading through to the sandboxed globals, or a
+// copy of them for a script that assigns a global named like a built-in, so
+// that setting it to nil leaves nil), so nothing a script defines survives
+// into the next call.
 //
 // Sandbox: the base library without dofile, load, loadfile, loadstring,
 // rawget, rawset, rawequal, setmetatable, getmetatable, setfenv, getfenv,

@@ -36,7 +36,9 @@ type state struct {
 	guard    *guard
 	envMeta  *glua.LTable
 	readOnly map[*glua.LTable]string
-	script   string // running script, for print
+	// numGlobals sizes the environments that copy the globals.
+	numGlobals int
+	script     string // running script, for print
 }
 
 func newState(cfg *config) (*state, error) {
@@ -141,6 +143,7 @@ func (st *state) openLibraries() error {
 
 	st.envMeta = L.CreateTable(0, 1)
 	st.envMeta.RawSetString("__index", globals)
+	globals.ForEach(func(glua.LValue, glua.LValue) { st.numGlobals++ })
 	return nil
 }
 
@@ -234,11 +237,42 @@ func (st *state) print(L *glua.LState) int {
 }
 
 // newEnv makes the per-call global environment described on state.
-func (st *state) newEnv() *glua.LTable {
-	env := st.L.CreateTable(0, 4)
-	env.Metatable = st.envMeta
+//
+// Reading through to the shared globals has one flaw: a global the script
+// assigned and then set to nil is gone from the environment, so the next
+// read finds the built-in of the same name again (a script doing
+// `error = ”` then `error = obj.status.error` would get the function
+// error back, where Lua gives nil). A script that assigns a global named
+// like a built-in, or reaches the environment through _G, gets a full copy
+// of the globals instead, without the fall-through; scripts that do
+// neither, nearly all, keep the cheap environment.
+func (st *state) newEnv(prog *program) *glua.LTable {
+	if !st.shadowsGlobals(prog) {
+		env := st.L.CreateTable(0, 4)
+		env.Metatable = st.envMeta
+		env.RawSetString("_G", env)
+		return env
+	}
+	globals := st.L.G.Global
+	env := st.L.CreateTable(0, st.numGlobals+4)
+	globals.ForEach(func(k, v glua.LValue) { env.RawSet(k, v) })
 	env.RawSetString("_G", env)
 	return env
+}
+
+// shadowsGlobals tells whether prog assigns a global that exists among the
+// shared globals, or uses _G.
+func (st *state) shadowsGlobals(prog *program) bool {
+	if prog.namesG {
+		return true
+	}
+	globals := st.L.G.Global
+	for _, name := range prog.assigned {
+		if globals.RawGetString(name) != glua.LNil {
+			return true
+		}
+	}
+	return false
 }
 
 func (st *state) close() {

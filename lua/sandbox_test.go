@@ -141,6 +141,81 @@ end`}
 	}
 }
 
+// A global set to nil is nil, as in Lua and Karmada, even when it is named
+// like a built-in: the environment must not fall back to the shared
+// function of that name. Each case returns what the script's global holds
+// at the end; a leaked built-in would fail to convert.
+func TestGlobalAssignedNilStaysNil(t *testing.T) {
+	vm := New(WithPoolSize(1))
+	defer vm.Close()
+	tests := []struct {
+		name string
+		code string
+		want any
+	}{{
+		name: "global error reassigned from an absent field",
+		code: `
+function ReflectStatus(observedObj)
+  error = ''
+  if observedObj.status ~= nil then
+    error = observedObj.status.error
+  end
+  return {phase = observedObj.status.phase, error = error}
+end`,
+		want: map[string]any{"phase": "Running"},
+	}, {
+		name: "assigned in the chunk, cleared in the function",
+		code: `
+type = 'Ready'
+function ReflectStatus(observedObj)
+  type = observedObj.status.type
+  return {isNil = type == nil}
+end`,
+		want: map[string]any{"isNil": true},
+	}, {
+		name: "cleared through _G",
+		code: `
+function ReflectStatus(observedObj)
+  _G['select'] = 1
+  _G['select'] = nil
+  return {isNil = select == nil}
+end`,
+		want: map[string]any{"isNil": true},
+	}, {
+		name: "built-ins stay usable beside the shadowed one",
+		code: `
+function ReflectStatus(observedObj)
+  error = nil
+  return {n = tonumber('3'), s = string.upper('a'), isNil = error == nil}
+end`,
+		want: map[string]any{"n": int64(3), "s": "A", "isNil": true},
+	}}
+	obj := map[string]any{"status": map[string]any{"phase": "Running"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := vm.Call(context.Background(), Script{Name: tt.name, Code: tt.code}, "ReflectStatus", 1, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.Value(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+	// The shadowing is per call: the next script sees the built-in again.
+	r, err := vm.Call(context.Background(), Script{Code: `function F() return type(error) end`}, "F", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Value(0); got != "function" {
+		t.Errorf("error is a %v after the scripts above, want the function", got)
+	}
+}
+
 func TestPrintGoesToTheLogger(t *testing.T) {
 	var lines []string
 	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})

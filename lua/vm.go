@@ -168,7 +168,7 @@ func (vm *VM) with(ctx context.Context, script Script, function string, body fun
 	st.script = name
 	st.L.SetContext(st.guard)
 
-	env, err := st.load(prog.proto, name)
+	env, err := st.load(prog, name)
 	if err == nil {
 		err = body(st, env)
 	}
@@ -191,10 +191,10 @@ func (vm *VM) with(ctx context.Context, script Script, function string, body fun
 }
 
 // load runs the compiled chunk with a fresh environment and returns it.
-func (st *state) load(proto *glua.FunctionProto, name string) (*glua.LTable, error) {
+func (st *state) load(prog *program, name string) (*glua.LTable, error) {
 	L := st.L
-	env := st.newEnv()
-	chunk := L.NewFunctionFromProto(proto)
+	env := st.newEnv(prog)
+	chunk := L.NewFunctionFromProto(prog.proto)
 	chunk.Env = env
 	L.Push(chunk)
 	if err := L.PCall(0, 0, nil); err != nil {
