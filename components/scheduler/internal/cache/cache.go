@@ -152,6 +152,14 @@ func (c *Cache) Has(name string) bool {
 	return ok
 }
 
+// Get returns the latest state of the named cluster.
+func (c *Cache) Get(name string) (*ClusterInfo, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	info, ok := c.clusters[name]
+	return info, ok
+}
+
 // Snapshot returns the current clusters as an immutable snapshot.
 func (c *Cache) Snapshot() *Snapshot {
 	c.mu.RLock()

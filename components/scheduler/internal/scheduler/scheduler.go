@@ -9,8 +9,8 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -250,7 +249,7 @@ func (s *Scheduler) clusterHandler(ctx context.Context) toolscache.ResourceEvent
 			if c, ok := obj.(*clusterv1alpha1.Cluster); ok {
 				s.clusters.AddOrUpdate(c)
 				s.queue.MoveAllToActive()
-				s.refitAll(ctx)
+				s.refitAffected(ctx, nil, c)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -264,7 +263,12 @@ func (s *Scheduler) clusterHandler(ctx context.Context) toolscache.ResourceEvent
 				s.queue.MoveAllToActive()
 			}
 			if ClusterFitMayChange(o, n) {
-				s.refitAll(ctx)
+				s.refitAffected(ctx, o, n)
+			}
+			if o.DeletionTimestamp == nil && n.DeletionTimestamp != nil {
+				// Divided bindings too: Evaluate reschedules them off a
+				// cluster being deleted.
+				s.requeueTargeting(ctx, n.Name)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -281,43 +285,11 @@ func (s *Scheduler) clusterHandler(ctx context.Context) toolscache.ResourceEvent
 	}
 }
 
-// ClusterChangeMayHelp reports whether a cluster update could make an
-// unschedulable binding fit: anything the filters or estimators read.
-// Heartbeat-only status updates do not qualify.
-func ClusterChangeMayHelp(o, n *clusterv1alpha1.Cluster) bool {
-	if o.Generation != n.Generation || !maps.Equal(o.Labels, n.Labels) {
-		return true
-	}
-	if !equality.Semantic.DeepEqual(o.Spec, n.Spec) {
-		return true
-	}
-	if !equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements) ||
-		!equality.Semantic.DeepEqual(o.Status.ResourceSummary, n.Status.ResourceSummary) {
-		return true
-	}
-	complete := func(c *clusterv1alpha1.Cluster) metav1.ConditionStatus {
-		if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements); cond != nil {
-			return cond.Status
-		}
-		return ""
-	}
-	return complete(o) != complete(n)
-}
-
-// ClusterFitMayChange reports whether a cluster update could change which
-// clusters pass the filters: labels, spec (taints, affinity fields), API
-// enablements. Resource summaries only feed the estimators of divided
-// bindings.
-func ClusterFitMayChange(o, n *clusterv1alpha1.Cluster) bool {
-	o2, n2 := *o, *n
-	o2.Status.ResourceSummary, n2.Status.ResourceSummary = nil, nil
-	return ClusterChangeMayHelp(&o2, &n2)
-}
-
-// refitAll queues every binding of this scheduler that Refit selects. The
-// informer cache answers the lists; bindings whose placement does not move
-// cost a filter pass and no write.
-func (s *Scheduler) refitAll(ctx context.Context) {
+// refitAffected queues every binding of this scheduler that follows
+// cluster changes (Refit) and that the change of one cluster, seen before
+// and after, may move (AffectedBy). The informer cache answers the lists; a
+// binding whose placement does not move costs a filter pass and no write.
+func (s *Scheduler) refitAffected(ctx context.Context, before, after *clusterv1alpha1.Cluster) {
 	log := ctrl.LoggerFrom(ctx)
 	var rbs workv1alpha2.ResourceBindingList
 	if err := s.client.List(ctx, &rbs, client.UnsafeDisableDeepCopy); err != nil {
@@ -327,17 +299,17 @@ func (s *Scheduler) refitAll(ctx context.Context) {
 	if err := s.client.List(ctx, &crbs, client.UnsafeDisableDeepCopy); err != nil {
 		log.Error(err, "Listing ClusterResourceBindings to follow a cluster change")
 	}
-	keys := make([]Binding, 0, len(rbs.Items)+len(crbs.Items))
+	bindings := make([]Binding, 0, len(rbs.Items)+len(crbs.Items))
 	for i := range rbs.Items {
-		keys = append(keys, Binding{Object: &rbs.Items[i], Spec: &rbs.Items[i].Spec, Status: &rbs.Items[i].Status})
+		bindings = append(bindings, Binding{Object: &rbs.Items[i], Spec: &rbs.Items[i].Spec, Status: &rbs.Items[i].Status})
 	}
 	for i := range crbs.Items {
-		keys = append(keys, Binding{Object: &crbs.Items[i], Spec: &crbs.Items[i].Spec, Status: &crbs.Items[i].Status})
+		bindings = append(bindings, Binding{Object: &crbs.Items[i], Spec: &crbs.Items[i].Spec, Status: &crbs.Items[i].Status})
 	}
 	s.refitMu.Lock()
 	defer s.refitMu.Unlock()
-	for _, b := range keys {
-		if b.SchedulerName() != s.name || !Refit(b) {
+	for _, b := range bindings {
+		if b.SchedulerName() != s.name || !Refit(b) || !AffectedBy(b, before, after) {
 			continue
 		}
 		s.refits[b.Key()] = struct{}{}
@@ -345,7 +317,15 @@ func (s *Scheduler) refitAll(ctx context.Context) {
 	}
 }
 
-// takeRefit reports whether key was queued by refitAll, and forgets it.
+// refitPending reports whether key waits for a refit.
+func (s *Scheduler) refitPending(key queue.Key) bool {
+	s.refitMu.Lock()
+	defer s.refitMu.Unlock()
+	_, ok := s.refits[key]
+	return ok
+}
+
+// takeRefit reports whether key was queued by refitAffected, and forgets it.
 func (s *Scheduler) takeRefit(key queue.Key) bool {
 	s.refitMu.Lock()
 	defer s.refitMu.Unlock()
@@ -405,9 +385,23 @@ func (s *Scheduler) onBinding(b Binding) {
 		s.queue.Delete(key)
 		return
 	}
-	if Evaluate(b, s.clusters.Has).Action != Nothing {
+	// A pending refit is queued again too: its cycle may have been skipped
+	// while our own write was on its way to the cache.
+	if Evaluate(b, s.targetState).Action != Nothing || s.refitPending(key) {
 		s.queue.Add(key, b.Priority())
 	}
+}
+
+// targetState tells Evaluate what the cache knows of a cluster.
+func (s *Scheduler) targetState(name string) TargetState {
+	info, ok := s.clusters.Get(name)
+	switch {
+	case !ok:
+		return TargetGone
+	case info.Cluster.DeletionTimestamp != nil:
+		return TargetDeleting
+	}
+	return TargetPresent
 }
 
 func (s *Scheduler) enqueue(b Binding) {
@@ -450,12 +444,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 	}
 
 	refit := s.takeRefit(key)
-	trigger := Evaluate(b, s.clusters.Has)
+	trigger := Evaluate(b, s.targetState)
+	if refit && trigger.Action != Schedule && Refit(b) {
+		if outcome, wrote := s.refit(ctx, b); wrote {
+			return outcome
+		}
+	}
 	switch trigger.Action {
 	case Nothing:
-		if refit && Refit(b) {
-			return s.refit(ctx, b)
-		}
 		return queue.Done
 	case ObserveGeneration:
 		old := currentStatus(b.Status)
@@ -480,24 +476,57 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 	return s.recordSuccess(ctx, b, decision)
 }
 
-// refit places a scheduled binding again after a cluster change and writes
-// only if the clusters differ; a failure leaves it as it is (it stays
-// scheduled where it runs).
-func (s *Scheduler) refit(ctx context.Context, b Binding) queue.Outcome {
+// refit places a scheduled binding again after a cluster change, as
+// Karmada reschedules Duplicated and replica-less bindings on every
+// ClusterChanged event. Only a different outcome is written, so wrote is
+// false when the binding stays as it is. When no cluster fits any more the
+// binding leaves every cluster, as in Karmada: its clusters were taken away
+// by the user (labels, fields), not by a fault, since taints never remove
+// a current cluster. Other failures keep the placement and say so in the
+// condition.
+func (s *Scheduler) refit(ctx context.Context, b Binding) (outcome queue.Outcome, wrote bool) {
+	log := ctrl.LoggerFrom(ctx)
 	s.stats.attempts.Add(1)
 	decision, err := s.algorithm.Schedule(ctx, s.clusters.Snapshot(), core.Input{
 		Spec:                 b.Spec,
 		ObservedAffinityName: b.Status.SchedulerObservedAffinityName,
 	})
+	var fit *framework.FitError
+	switch {
+	case errors.As(err, &fit):
+		log.V(1).Info("No cluster fits the binding after a cluster change; removing it from all", "reason", err.Error())
+		return s.recordNoFit(ctx, b, err), true
+	case err != nil:
+		return s.recordFailure(ctx, b, err), true
+	case equality.Semantic.DeepEqual(normalizeTargets(b.Spec.Clusters), normalizeTargets(decision.Clusters)) &&
+		decision.AffinityName == b.Status.SchedulerObservedAffinityName:
+		return queue.Done, false
+	}
+	log.V(1).Info("Placing binding again after a cluster change")
+	return s.recordSuccess(ctx, b, decision), true
+}
+
+// recordNoFit empties spec.clusters, then records the failure.
+func (s *Scheduler) recordNoFit(ctx context.Context, b Binding, schedErr error) queue.Outcome {
+	placement, err := json.Marshal(b.Spec.Placement)
 	if err != nil {
-		ctrl.LoggerFrom(ctx).V(1).Info("Binding does not fit the changed clusters; keeping its placement", "reason", err.Error())
-		return queue.Done
+		return s.recordFailure(ctx, b, fmt.Errorf("encoding the placement: %w", err))
 	}
-	if equality.Semantic.DeepEqual(normalizeTargets(b.Spec.Clusters), normalizeTargets(decision.Clusters)) {
-		return queue.Done
+	patch, err := buildSpecPatch(b, nil, string(placement))
+	if err != nil {
+		return s.recordFailure(ctx, b, fmt.Errorf("encoding the schedule: %w", err))
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Placing binding again after a cluster change")
-	return s.recordSuccess(ctx, b, decision)
+	generation, rv := b.Object.GetGeneration(), b.Object.GetResourceVersion()
+	if patch != nil {
+		target := newObject(b.Key())
+		if err := s.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return s.writeFailed(ctx, err)
+		}
+		s.stats.specWrites.Add(1)
+		s.writes.add(b.Key(), rv)
+		generation, rv = target.GetGeneration(), target.GetResourceVersion()
+	}
+	return s.recordFailureAt(ctx, b, schedErr, generation, rv)
 }
 
 func (s *Scheduler) recordSuccess(ctx context.Context, b Binding, d core.Decision) queue.Outcome {
@@ -545,6 +574,12 @@ func (s *Scheduler) recordSuccess(ctx context.Context, b Binding, d core.Decisio
 // removes a running workload) and reports the failure in the Scheduled
 // condition.
 func (s *Scheduler) recordFailure(ctx context.Context, b Binding, schedErr error) queue.Outcome {
+	return s.recordFailureAt(ctx, b, schedErr, b.Object.GetGeneration(), b.Object.GetResourceVersion())
+}
+
+// recordFailureAt is recordFailure for a binding at generation and
+// resourceVersion rv, which a spec write of this cycle may have moved.
+func (s *Scheduler) recordFailureAt(ctx context.Context, b Binding, schedErr error, generation int64, rv string) queue.Outcome {
 	log := ctrl.LoggerFrom(ctx)
 	outcome := queue.Failed
 	if core.IsUnschedulable(schedErr) {
@@ -557,8 +592,8 @@ func (s *Scheduler) recordFailure(ctx context.Context, b Binding, schedErr error
 	}
 	old := currentStatus(b.Status)
 	next := old
-	next.conditions = withCondition(old.conditions, conditionFor(schedErr, b.Object.GetGeneration()))
-	wrote, err := s.writeStatus(ctx, b, old, next, b.Object.GetResourceVersion())
+	next.conditions = withCondition(old.conditions, conditionFor(schedErr, generation))
+	wrote, err := s.writeStatus(ctx, b, old, next, rv)
 	if err != nil {
 		return s.writeFailed(ctx, err)
 	}

@@ -3,14 +3,18 @@ package scheduler
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/affinity"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/core"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/queue"
 )
@@ -79,11 +83,25 @@ type Trigger struct {
 	Reason string
 }
 
-// Evaluate decides from the binding alone (and which clusters exist)
-// whether it must be scheduled. This is the only gate: an unchanged binding
-// keeps its placement and causes no write, whatever happens to clusters,
-// except that losing a target cluster reschedules it.
-func Evaluate(b Binding, clusterExists func(string) bool) Trigger {
+// TargetState is what Evaluate needs to know of a cluster in spec.clusters.
+type TargetState int
+
+// Target states.
+const (
+	// TargetPresent: the cluster exists and is not being deleted.
+	TargetPresent TargetState = iota
+	// TargetDeleting: the cluster has a deletionTimestamp.
+	TargetDeleting
+	// TargetGone: the cluster does not exist.
+	TargetGone
+)
+
+// Evaluate decides from the binding alone (and the state of its target
+// clusters) whether it must be scheduled. An unchanged binding keeps its
+// placement and causes no write, except that a target cluster being
+// deleted, or gone, reschedules it. The other cluster changes go through
+// Refit and AffectedBy.
+func Evaluate(b Binding, target func(string) TargetState) Trigger {
 	spec, status := b.Spec, b.Status
 	switch {
 	case b.Object.GetDeletionTimestamp() != nil:
@@ -107,8 +125,13 @@ func Evaluate(b Binding, clusterExists func(string) bool) Trigger {
 		return Trigger{Action: Schedule, Reason: "replicas changed"}
 	}
 	for _, tc := range spec.Clusters {
-		if !clusterExists(tc.Name) {
+		switch target(tc.Name) {
+		case TargetGone:
 			return Trigger{Action: Schedule, Reason: fmt.Sprintf("target cluster %s was deleted", tc.Name)}
+		case TargetDeleting:
+			// Karmada reschedules as soon as the deletion starts, so the
+			// replicas have somewhere to go before the cluster is gone.
+			return Trigger{Action: Schedule, Reason: fmt.Sprintf("target cluster %s is being deleted", tc.Name)}
 		}
 	}
 	if !meta.IsStatusConditionTrue(status.Conditions, workv1alpha2.Scheduled) {
@@ -121,12 +144,14 @@ func Evaluate(b Binding, clusterExists func(string) bool) Trigger {
 	return Trigger{Reason: "binding is scheduled"}
 }
 
-// Refit reports whether a scheduled binding should be placed again when the
-// set of clusters that fit may have grown (a cluster joined, became ready,
-// lost a taint, gained an API): as in Karmada, a Duplicated binding, or one
-// without replicas (a ConfigMap, a Role, ...), belongs on every cluster that
-// fits, so it follows cluster changes. Divided bindings keep their replicas
-// where they are: moving them is a rebalance, which only a user asks for.
+// Refit reports whether a scheduled binding is placed again when a cluster
+// it may care about changes (see AffectedBy): as in Karmada, a Duplicated
+// binding, or one without replicas (a ConfigMap, a Role, ...), belongs on
+// every cluster that fits, so it follows cluster changes both ways — onto a
+// cluster that starts to fit, off one that stops. Divided bindings keep
+// their replicas where they are, as Karmada's do, until a target cluster is
+// deleted (Evaluate): moving them is a rebalance, which only a user asks
+// for.
 func Refit(b Binding) bool {
 	spec := b.Spec
 	if b.Object.GetDeletionTimestamp() != nil || spec.Placement == nil ||
@@ -141,6 +166,79 @@ func Refit(b Binding) bool {
 		return true
 	}
 	return spec.Replicas == 0 && len(spec.Components) == 0
+}
+
+// ClusterFitMayChange reports whether a cluster update may change where
+// bindings belong. These are Karmada's triggers — the deletion started, the
+// labels changed, the generation moved (spec: taints, provider, region,
+// zones) — plus the API enablements, which the APIEnablement filter reads
+// from the status. Heartbeats and resource summaries do not qualify.
+func ClusterFitMayChange(o, n *clusterv1alpha1.Cluster) bool {
+	if o.DeletionTimestamp == nil && n.DeletionTimestamp != nil {
+		return true
+	}
+	if o.Generation != n.Generation || !maps.Equal(o.Labels, n.Labels) || !equality.Semantic.DeepEqual(o.Spec, n.Spec) {
+		return true
+	}
+	if !equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements) {
+		return true
+	}
+	complete := func(c *clusterv1alpha1.Cluster) metav1.ConditionStatus {
+		if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements); cond != nil {
+			return cond.Status
+		}
+		return ""
+	}
+	return complete(o) != complete(n)
+}
+
+// ClusterChangeMayHelp reports whether a cluster update could make an
+// unschedulable binding fit: anything the filters or estimators read.
+func ClusterChangeMayHelp(o, n *clusterv1alpha1.Cluster) bool {
+	return ClusterFitMayChange(o, n) || !equality.Semantic.DeepEqual(o.Status.ResourceSummary, n.Status.ResourceSummary)
+}
+
+// AffectedBy reports whether a change of cluster c (its states before and
+// after, nil for one that did not exist) may move the binding. As in
+// Karmada, it is when the cluster affinity in use — placement.clusterAffinity,
+// or the clusterAffinities term the binding is scheduled with — is absent or
+// matches the cluster before or after the change; a cluster the binding is
+// on always qualifies. When the term in use may be stale (the status lags
+// the generation), every change qualifies.
+func AffectedBy(b Binding, before, after *clusterv1alpha1.Cluster) bool {
+	p := b.Spec.Placement
+	if p == nil {
+		return false
+	}
+	for _, c := range []*clusterv1alpha1.Cluster{before, after} {
+		if c != nil && slices.ContainsFunc(b.Spec.Clusters, func(tc workv1alpha2.TargetCluster) bool { return tc.Name == c.Name }) {
+			return true
+		}
+	}
+	a := p.ClusterAffinity
+	if len(p.ClusterAffinities) > 0 {
+		if b.Status.SchedulerObservedGeneration != b.Object.GetGeneration() {
+			return true
+		}
+		a = &p.ClusterAffinities[termInUse(p.ClusterAffinities, b.Status.SchedulerObservedAffinityName)].ClusterAffinity
+	}
+	m, err := affinity.Compile(a)
+	if err != nil {
+		// The scheduling cycle reports the invalid selector.
+		return true
+	}
+	return (before != nil && m.Matches(before)) || (after != nil && m.Matches(after))
+}
+
+// termInUse is the index of the clusterAffinities term named name, the
+// first when none is.
+func termInUse(terms []policyv1alpha1.ClusterAffinityTerm, name string) int {
+	for i := range terms {
+		if terms[i].AffinityName == name {
+			return i
+		}
+	}
+	return 0
 }
 
 // placementApplied compares the placement with the annotation: byte

@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/fixture"
@@ -27,7 +29,15 @@ func scheduled(b *fixture.BindingBuilder) *workv1alpha2.ResourceBinding {
 }
 
 func TestEvaluate(t *testing.T) {
-	exists := func(name string) bool { return name != "gone" }
+	target := func(name string) TargetState {
+		switch name {
+		case "gone":
+			return TargetGone
+		case "deleting":
+			return TargetDeleting
+		}
+		return TargetPresent
+	}
 	tests := []struct {
 		name  string
 		rb    func() *workv1alpha2.ResourceBinding
@@ -81,6 +91,12 @@ func TestEvaluate(t *testing.T) {
 		{"target cluster deleted", func() *workv1alpha2.ResourceBinding {
 			return scheduled(fixture.Binding("x").Replicas(3).Weighted().Scheduled(fixture.T("a", 2), fixture.T("gone", 1)))
 		}, Schedule, false},
+		{"target cluster being deleted", func() *workv1alpha2.ResourceBinding {
+			return scheduled(fixture.Binding("x").Replicas(3).Dynamic().Scheduled(fixture.T("a", 2), fixture.T("deleting", 1)))
+		}, Schedule, false},
+		{"another cluster being deleted", func() *workv1alpha2.ResourceBinding {
+			return scheduled(fixture.Binding("x").Replicas(3).Aggregated().Scheduled(fixture.T("a", 3)))
+		}, Nothing, false},
 		{"last attempt failed", func() *workv1alpha2.ResourceBinding {
 			rb := scheduled(fixture.Binding("x").Replicas(3).Weighted().Scheduled(fixture.T("a", 3)))
 			rb.Status.Conditions[0].Status = metav1.ConditionFalse
@@ -108,7 +124,7 @@ func TestEvaluate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b, _ := AsBinding(tc.rb())
-			got := Evaluate(b, exists)
+			got := Evaluate(b, target)
 			if got.Action != tc.want || got.Fresh != tc.fresh {
 				t.Errorf("Evaluate = %+v, want action %d fresh %v", got, tc.want, tc.fresh)
 			}
@@ -154,6 +170,118 @@ func TestRefit(t *testing.T) {
 			b, _ := AsBinding(tc.rb())
 			if got := Refit(b); got != tc.want {
 				t.Errorf("Refit = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClusterChangeTriggers(t *testing.T) {
+	base := func() *clusterv1alpha1.Cluster {
+		c := fixture.Cluster("a").Label("env", "prod").Region("eu").Pods(10).Obj()
+		c.Generation = 1
+		c.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, LastTransitionTime: metav1.Unix(1, 0)}}
+		return c
+	}
+	tests := []struct {
+		name              string
+		change            func(c *clusterv1alpha1.Cluster)
+		fitMayChange, may bool
+	}{
+		{"nothing", func(*clusterv1alpha1.Cluster) {}, false, false},
+		{"heartbeat", func(c *clusterv1alpha1.Cluster) {
+			c.ResourceVersion = "2"
+			c.Status.Conditions[0].LastTransitionTime = metav1.Unix(2, 0)
+		}, false, false},
+		{"label changed", func(c *clusterv1alpha1.Cluster) { c.Labels["env"] = "dev" }, true, true},
+		{"label added", func(c *clusterv1alpha1.Cluster) { c.Labels["team"] = "x" }, true, true},
+		{"label removed", func(c *clusterv1alpha1.Cluster) { c.Labels = nil }, true, true},
+		{"generation moved", func(c *clusterv1alpha1.Cluster) { c.Generation = 2 }, true, true},
+		{"taint added", func(c *clusterv1alpha1.Cluster) {
+			c.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+		}, true, true},
+		{"region changed", func(c *clusterv1alpha1.Cluster) { c.Spec.Region = "us" }, true, true},
+		{"deletion started", func(c *clusterv1alpha1.Cluster) { c.DeletionTimestamp = &metav1.Time{Time: time.Unix(5, 0)} }, true, true},
+		{"API enablements changed", func(c *clusterv1alpha1.Cluster) { c.Status.APIEnablements = nil }, true, true},
+		{"API enablements declared incomplete", func(c *clusterv1alpha1.Cluster) {
+			c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionCompleteAPIEnablements, Status: metav1.ConditionFalse})
+		}, true, true},
+		{"resource summary only", func(c *clusterv1alpha1.Cluster) {
+			c.Status.ResourceSummary = fixture.Cluster("a").Pods(20).Obj().Status.ResourceSummary
+		}, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := base()
+			n := o.DeepCopy()
+			tc.change(n)
+			if got := ClusterFitMayChange(o, n); got != tc.fitMayChange {
+				t.Errorf("ClusterFitMayChange = %v, want %v", got, tc.fitMayChange)
+			}
+			if got := ClusterChangeMayHelp(o, n); got != tc.may {
+				t.Errorf("ClusterChangeMayHelp = %v, want %v", got, tc.may)
+			}
+		})
+	}
+}
+
+func TestAffectedBy(t *testing.T) {
+	prod := &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}
+	inRegion := &policyv1alpha1.ClusterAffinity{FieldSelector: &policyv1alpha1.FieldSelector{MatchExpressions: []corev1.NodeSelectorRequirement{
+		{Key: policyv1alpha1.RegionField, Operator: corev1.NodeSelectorOpIn, Values: []string{"eu"}},
+	}}}
+	labelled := fixture.Cluster("c").Label("env", "prod").Obj()
+	unlabelled := fixture.Cluster("c").Obj()
+	other := fixture.Cluster("c").Label("env", "dev").Obj()
+	terms := func(rb *workv1alpha2.ResourceBinding) *workv1alpha2.ResourceBinding {
+		rb.Spec.Placement.ClusterAffinities = []policyv1alpha1.ClusterAffinityTerm{
+			{AffinityName: "primary", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"p"}}},
+			{AffinityName: "backup", ClusterAffinity: *prod},
+		}
+		return rb
+	}
+	tests := []struct {
+		name          string
+		rb            *workv1alpha2.ResourceBinding
+		before, after *clusterv1alpha1.Cluster
+		want          bool
+	}{
+		{"no affinity: every cluster", scheduled(fixture.Binding("x").Replicas(1)), unlabelled, other, true},
+		{"labels stop matching", scheduled(fixture.Binding("x").Replicas(1).Affinity(prod)), labelled, unlabelled, true},
+		{"labels start matching", scheduled(fixture.Binding("x").Replicas(1).Affinity(prod)), unlabelled, labelled, true},
+		{"matches neither before nor after", scheduled(fixture.Binding("x").Replicas(1).Affinity(prod)), unlabelled, other, false},
+		{"a joining cluster that matches", scheduled(fixture.Binding("x").Replicas(1).Affinity(prod)), nil, labelled, true},
+		{"a joining cluster that does not", scheduled(fixture.Binding("x").Replicas(1).Affinity(prod)), nil, other, false},
+		{"field selector", scheduled(fixture.Binding("x").Replicas(1).Affinity(inRegion)),
+			fixture.Cluster("c").Region("us").Obj(), fixture.Cluster("c").Region("eu").Obj(), true},
+		{"a cluster the binding is on", scheduled(fixture.Binding("x").Replicas(1).Affinity(prod).Scheduled(fixture.T("c", 1))), other, other, true},
+		{"names elsewhere", scheduled(fixture.Binding("x").Replicas(1).ClusterNames("a", "b")), labelled, unlabelled, false},
+		{"term in use matches", func() *workv1alpha2.ResourceBinding {
+			rb := terms(scheduled(fixture.Binding("x").Replicas(1)))
+			rb.Status.SchedulerObservedAffinityName = "backup"
+			return rb
+		}(), unlabelled, labelled, true},
+		{"only another term matches", func() *workv1alpha2.ResourceBinding {
+			rb := terms(scheduled(fixture.Binding("x").Replicas(1)))
+			rb.Status.SchedulerObservedAffinityName = "primary"
+			return rb
+		}(), unlabelled, labelled, false},
+		{"no term observed: the first", terms(scheduled(fixture.Binding("x").Replicas(1))), unlabelled, labelled, false},
+		{"term in use may be stale", func() *workv1alpha2.ResourceBinding {
+			rb := terms(scheduled(fixture.Binding("x").Replicas(1)))
+			rb.Status.SchedulerObservedAffinityName = "primary"
+			rb.Generation++
+			return rb
+		}(), unlabelled, other, true},
+		{"invalid selector left to the cycle", scheduled(fixture.Binding("x").Replicas(1).Affinity(&policyv1alpha1.ClusterAffinity{
+			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Bogus"}}},
+		})), unlabelled, other, true},
+		{"no placement", scheduled(fixture.Binding("x").Placement(nil)), labelled, unlabelled, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := AsBinding(tc.rb)
+			if got := AffectedBy(b, tc.before, tc.after); got != tc.want {
+				t.Errorf("AffectedBy = %v, want %v", got, tc.want)
 			}
 		})
 	}
