@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 )
 
@@ -72,6 +73,19 @@ func TestCRDAndItsObjects(t *testing.T) {
 		u.SetGroupVersionKind(widgetGVK)
 		return u
 	}
+	// The scheduler places a Widget only on clusters whose status lists the
+	// kind, and, as Karmada's, does not reschedule when a cluster starts
+	// serving it: wait for the members to report it first, as a Karmada
+	// user (and Karmada's own e2e) does.
+	for _, name := range targets {
+		eventually(t, name+" reporting the Widget API", func(ctx context.Context) (bool, error) {
+			cluster := &clusterv1alpha1.Cluster{}
+			if err := cp.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
+				return false, err
+			}
+			return servesKind(cluster, widgetGVK), nil
+		})
+	}
 	// The control plane serves the kind once the CRD is established.
 	w := newWidget()
 	w.SetNamespace(ns)
@@ -101,4 +115,19 @@ func TestCRDAndItsObjects(t *testing.T) {
 	inMembers(t, targets, key, newWidget, "the blue Widget", color("blue"))
 	remove(t, w)
 	goneFrom(t, targets, key, newWidget())
+}
+
+// servesKind reports whether the cluster's status lists gvk among its APIs.
+func servesKind(cluster *clusterv1alpha1.Cluster, gvk schema.GroupVersionKind) bool {
+	for _, e := range cluster.Status.APIEnablements {
+		if e.GroupVersion != gvk.GroupVersion().String() {
+			continue
+		}
+		for _, r := range e.Resources {
+			if r.Kind == gvk.Kind {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -118,7 +118,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		// place disjoint bindings and may run side by side.
 		LeaderElectionID:        opts.schedulerName + ".scheduler.flotilla.io",
 		LeaderElectionNamespace: opts.leaderElectNS,
-		BaseContext:             func() context.Context { return ctx },
+		// ctx's values (its logger) but not its cancellation: runnables
+		// cancelled with it during start never report ready, and the
+		// manager would wait for them forever. It stops them itself.
+		BaseContext: func() context.Context { return context.WithoutCancel(ctx) },
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

@@ -243,8 +243,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		GracefulShutdownTimeout: &gracefulShutdown,
 		// Only the few kinds validations compare with are cached, without
 		// managed fields.
-		Cache:       cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-		BaseContext: func() context.Context { return ctx },
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		// ctx's values (its logger) but not its cancellation: runnables
+		// cancelled with it during start never report ready, and the
+		// manager would wait for them forever. It stops them itself.
+		BaseContext: func() context.Context { return context.WithoutCancel(ctx) },
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -158,9 +159,48 @@ func TestServing(t *testing.T) {
 			t.Errorf("Run returned %v on shutdown", err)
 		}
 	case <-time.After(20 * time.Second):
+		// What still runs says why.
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 		t.Fatal("Run did not return within 20s of shutdown (grace period 5s)")
 	}
 	if _, err := net.Dial("tcp", addr); err == nil {
 		t.Error("still listening after shutdown")
+	}
+}
+
+// TestStopWhileStarting: a webhook stopped before its caches have synced
+// (a pod deleted right after it started) still returns. The manager's
+// runnables must not share Run's context: a readiness check cancelled
+// with it never reports, and the manager would wait for it forever.
+func TestStopWhileStarting(t *testing.T) {
+	dir := t.TempDir()
+	selfSigned(t, dir, 1)
+	for i := range 3 {
+		port, probe := freePort(t), freePort(t)
+		opts, err := ParseOptions("--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port), "--cert-dir="+dir,
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probe), "--metrics-bind-address=0",
+			"--graceful-shutdown-timeout=5s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, cfg, opts, logr.Discard()) }()
+		// /healthz answers as soon as the manager starts, before its
+		// caches are filled.
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			code, _, _ := get(fmt.Sprintf("http://127.0.0.1:%d/healthz", probe))
+			return code == http.StatusOK, nil
+		}); err != nil {
+			cancel()
+			t.Fatalf("attempt %d: waiting for /healthz: %v", i, err)
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			t.Fatalf("attempt %d: Run did not return within 20s of a shutdown during start (grace period 5s)", i)
+		}
 	}
 }
