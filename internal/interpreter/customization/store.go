@@ -2,7 +2,8 @@
 // API server and answers interpreter operations with their Lua rules: the
 // first layer of the interpreter chain. Several customizations for the same
 // kind are merged rule by rule; when two define the same rule, the first by
-// name wins.
+// name wins, except dependencyInterpretation: the dependencies are those all
+// of them name, as in Karmada.
 package customization
 
 import (

@@ -16,6 +16,10 @@ import (
 type Kind struct {
 	GVK     schema.GroupVersionKind
 	scripts [numRules]lua.Script
+	// moreDependencies are the dependencyInterpretation scripts of the
+	// customizations after the first (by name) that defines one: Karmada
+	// runs every one and takes the union of what they return.
+	moreDependencies []lua.Script
 }
 
 // Script returns the script answering op and whether there is one. Its
@@ -26,6 +30,16 @@ func (k *Kind) Script(op configv1alpha1.InterpreterOperation) (lua.Script, bool)
 		return lua.Script{}, false
 	}
 	return k.scripts[r], true
+}
+
+// dependencyScripts returns every dependencyInterpretation script, in
+// the order of their customizations' names.
+func (k *Kind) dependencyScripts() []lua.Script {
+	first, ok := k.Script(configv1alpha1.InterpreterOperationInterpretDependency)
+	if !ok {
+		return nil
+	}
+	return append([]lua.Script{first}, k.moreDependencies...)
 }
 
 // Origin returns the customization that defines the rule for op, "" when
@@ -75,8 +89,10 @@ func (c Conflict) String() string {
 
 // Merge groups customizations by target kind and merges those of one kind:
 // each rule comes from whichever customization defines it, from the first
-// by name when several do (reported as conflicts). Customizations with an
-// invalid target are reported as errors and left out.
+// by name when several do (reported as conflicts), except
+// dependencyInterpretation, which every customization defining it answers
+// together. Customizations with an invalid target are reported as errors
+// and left out.
 func Merge(customizations []*configv1alpha1.ResourceInterpreterCustomization) (map[schema.GroupVersionKind]*Kind, []Conflict, []error) {
 	sorted := slices.Clone(customizations)
 	slices.SortFunc(sorted, func(a, b *configv1alpha1.ResourceInterpreterCustomization) int {
@@ -103,7 +119,13 @@ func Merge(customizations []*configv1alpha1.ResourceInterpreterCustomization) (m
 			if code == "" {
 				continue
 			}
-			if existing := k.scripts[r]; existing.Code != "" {
+			script := lua.Script{Name: c.Name + "/" + rules[r].Field, Code: code}
+			existing := k.scripts[r]
+			if existing.Code != "" && r == ruleDependencyInterpretation {
+				k.moreDependencies = append(k.moreDependencies, script)
+				continue
+			}
+			if existing.Code != "" {
 				key := [2]any{gvk, r}
 				i, ok := conflictAt[key]
 				if !ok {
@@ -114,7 +136,7 @@ func Merge(customizations []*configv1alpha1.ResourceInterpreterCustomization) (m
 				conflicts[i].Ignored = append(conflicts[i].Ignored, c.Name)
 				continue
 			}
-			k.scripts[r] = lua.Script{Name: c.Name + "/" + rules[r].Field, Code: code}
+			k.scripts[r] = script
 		}
 	}
 	return kinds, conflicts, errs

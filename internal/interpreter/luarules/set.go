@@ -169,17 +169,30 @@ func (s *Set) InterpretHealth(ctx context.Context, obj *unstructured.Unstructure
 }
 
 // GetDependencies calls GetDependencies(desiredObj), which returns a list
-// of {apiVersion, kind, namespace, name, labelSelector}.
+// of {apiVersion, kind, namespace, name, labelSelector}, in the script of
+// every customization defining it, and returns all they name (the caller
+// drops duplicates).
 func (s *Set) GetDependencies(ctx context.Context, obj *unstructured.Unstructured) ([]configv1alpha1.DependentObjectReference, bool, error) {
-	script, ok := s.script(obj, configv1alpha1.InterpreterOperationInterpretDependency)
-	if !ok {
+	if _, ok := s.script(obj, configv1alpha1.InterpreterOperationInterpretDependency); !ok {
 		return nil, false, nil
 	}
-	res, err := s.vm.Call(ctx, script, configv1alpha1.LuaFuncGetDependencies, 1, obj.Object)
-	if err != nil {
-		return nil, true, err
+	var all []configv1alpha1.DependentObjectReference
+	for _, script := range s.kinds[obj.GroupVersionKind()].dependencyScripts() {
+		res, err := s.vm.Call(ctx, script, configv1alpha1.LuaFuncGetDependencies, 1, obj.Object)
+		if err != nil {
+			return nil, true, err
+		}
+		var deps []configv1alpha1.DependentObjectReference
+		if err := listResult(script, configv1alpha1.LuaFuncGetDependencies, res.Shared(), &deps); err != nil {
+			return nil, true, err
+		}
+		if all == nil {
+			// One rule's answer is returned as it is: an empty list stays
+			// one, as the golden cases expect.
+			all = deps
+			continue
+		}
+		all = append(all, deps...)
 	}
-	var deps []configv1alpha1.DependentObjectReference
-	err = listResult(script, configv1alpha1.LuaFuncGetDependencies, res.Shared(), &deps)
-	return deps, true, err
+	return all, true, nil
 }
