@@ -90,11 +90,10 @@ func readBinding(tb testing.TB, obj client.Object) scheduler.Binding {
 
 // waitTargets waits until spec.clusters of either binding kind equals want
 // and the binding is scheduled for its current generation.
-func waitTargets(tb testing.TB, obj client.Object, want ...workv1alpha2.TargetCluster) scheduler.Binding {
+func waitTargets(tb testing.TB, obj client.Object, want ...workv1alpha2.TargetCluster) {
 	tb.Helper()
-	var b scheduler.Binding
 	eventually(tb, fmt.Sprintf("%s on %v", obj.GetName(), want), func() (bool, string) {
-		b = readBinding(tb, obj)
+		b := readBinding(tb, obj)
 		if diff := cmp.Diff(want, b.Spec.Clusters); diff != "" {
 			return false, "clusters (-want +got):\n" + diff
 		}
@@ -103,7 +102,6 @@ func waitTargets(tb testing.TB, obj client.Object, want ...workv1alpha2.TargetCl
 		}
 		return true, ""
 	})
-	return b
 }
 
 // waitNoFit waits until the binding is on no cluster with Scheduled=False
@@ -136,7 +134,7 @@ func newBarrier(tb testing.TB, prefix, schedulerName string) *barrier {
 	b := &barrier{key: prefix + "-sentinel", s1: prefix + "-s1", s2: prefix + "-s2"}
 	createCluster(tb, fixture.Cluster(b.s1).Label(b.key, "yes"))
 	createCluster(tb, fixture.Cluster(b.s2))
-	b.sentinel = fixture.Binding(prefix+"-sentinel").Replicas(1).SchedulerName(schedulerName).Affinity(selecting(b.key, "yes")).Obj()
+	b.sentinel = fixture.Binding(prefix + "-sentinel").Replicas(1).SchedulerName(schedulerName).Affinity(selecting(b.key, "yes")).Obj()
 	createBinding(tb, b.sentinel)
 	waitTargets(tb, b.sentinel, T(b.s1, 1))
 	return b
