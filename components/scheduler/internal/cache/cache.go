@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/scheduler/internal/affinity"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/estimator"
+	"github.com/flotilla-io/flotilla/internal/affinity"
 )
 
 // ClusterInfo is one cluster with what scheduling derives from it,

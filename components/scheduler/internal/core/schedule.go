@@ -15,10 +15,10 @@ import (
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/components/scheduler/internal/affinity"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/cache"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/estimator"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/framework"
+	"github.com/flotilla-io/flotilla/internal/affinity"
 )
 
 // Algorithm schedules one binding against one snapshot.

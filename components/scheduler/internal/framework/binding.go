@@ -4,8 +4,8 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/components/scheduler/internal/affinity"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/cache"
+	"github.com/flotilla-io/flotilla/internal/affinity"
 )
 
 // BindingInfo is the binding being scheduled, with what plugins look up for

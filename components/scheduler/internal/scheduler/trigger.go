@@ -14,9 +14,9 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/components/scheduler/internal/affinity"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/core"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/queue"
+	"github.com/flotilla-io/flotilla/internal/affinity"
 )
 
 // Binding is a ResourceBinding or a ClusterResourceBinding seen through

@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/flotilla-io/flotilla/components/scheduler/internal/affinity"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/fixture"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/framework"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/plugins/clusteraffinity"
+	"github.com/flotilla-io/flotilla/internal/affinity"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 )
