@@ -100,8 +100,14 @@ func statusResult(script lua.Script, function string, res lua.Results, hint any)
 
 // statusItems gives AggregateStatus its statusItems argument: one
 // {clusterName, status, applied, appliedMessage, health} per member, as
-// Karmada passes them (fields left out when empty, as in their JSON).
-func statusItems(script lua.Script, items []workv1alpha2.AggregatedStatusItem) ([]any, error) {
+// Karmada passes them (fields left out when empty, as in their JSON). No
+// items is nil, not an empty list: Karmada's binding holds no aggregated
+// status until a member reports, its JSON is null, and scripts test
+// `statusItems == nil` to return the object untouched.
+func statusItems(script lua.Script, items []workv1alpha2.AggregatedStatusItem) (any, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
 	out := make([]any, len(items))
 	for i := range items {
 		item := &items[i]
