@@ -3,6 +3,7 @@ package lua
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -270,6 +271,91 @@ end`
 	for range 5 {
 		if d := cmp.Diff(want, call(t, code, "F", nil, in)); d != "" {
 			t.Fatalf("(-want +got):\n%s", d)
+		}
+	}
+}
+
+// DropEmpty follows Karmada's conversion of results it has no reference
+// object for: every empty {} or [] below the top goes, whether the script
+// built it or it came from the argument, touched or not, shared or not.
+func TestDropEmpty(t *testing.T) {
+	obj := func() map[string]any {
+		return map[string]any{
+			"kind": "Widget",
+			"spec": map[string]any{
+				"selector":  map[string]any{"matchLabels": map[string]any{}},
+				"template":  map[string]any{"metadata": map[string]any{}, "spec": map[string]any{"containers": []any{map[string]any{"name": "a", "resources": map[string]any{}}}}},
+				"ports":     []any{},
+				"nothing":   nil,
+				"keepEmpty": map[string]any{"inner": []any{}},
+			},
+			"status": map[string]any{"conditions": []any{}, "observedGeneration": int64(2), "artifact": map[string]any{}},
+		}
+	}
+	// Karmada's results for obj: the empty values are gone, a table emptied
+	// by the deletions stays.
+	wantSpec := map[string]any{
+		"selector":  map[string]any{},
+		"template":  map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "a"}}}},
+		"keepEmpty": map[string]any{},
+	}
+	tests := []struct {
+		name string
+		code string
+		want any
+	}{{
+		name: "argument returned untouched",
+		code: `function F(obj) return obj end`,
+		want: map[string]any{"kind": "Widget", "spec": wantSpec, "status": map[string]any{"observedGeneration": int64(2)}},
+	}, {
+		name: "argument partly read",
+		code: `function F(obj)
+  if obj.status.observedGeneration ~= nil then obj.status.ready = true end
+  return obj
+end`,
+		want: map[string]any{"kind": "Widget", "spec": wantSpec, "status": map[string]any{"observedGeneration": int64(2), "ready": true}},
+	}, {
+		name: "tables the script built",
+		code: `function F(obj)
+  obj.status = {replicas = 0, conditions = {}, details = {{}, {reason = 'x'}}}
+  obj.spec = nil
+  return obj
+end`,
+		want: map[string]any{"kind": "Widget", "status": map[string]any{"replicas": int64(0), "details": []any{map[string]any{"reason": "x"}}}},
+	}, {
+		name: "part of the argument returned",
+		code: `function F(obj) return obj.status end`,
+		want: map[string]any{"observedGeneration": int64(2)},
+	}, {
+		name: "empty top value stays",
+		code: `function F(obj) return {} end`,
+		want: map[string]any{},
+	}}
+	vm := New()
+	t.Cleanup(vm.Close)
+	for _, tt := range tests {
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/shared=%v", tt.name, shared), func(t *testing.T) {
+				in := obj()
+				r, err := vm.Call(context.Background(), Script{Name: tt.name, Code: tt.code}, "F", 1, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r = r.DropEmpty()
+				if shared {
+					r = r.Shared()
+				}
+				got, err := r.Object(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(tt.want, got); d != "" {
+					t.Errorf("(-want +got):\n%s", d)
+				}
+				if d := cmp.Diff(obj(), in); d != "" {
+					t.Errorf("argument modified (-before +after):\n%s", d)
+				}
+			})
 		}
 	}
 }

@@ -38,9 +38,11 @@ func FromLua(v glua.LValue, hints ...any) (any, error) {
 
 // decoder converts Lua values to Go. share returns the Go values behind
 // untouched argument tables as they are instead of copies, for Go code that
-// only reads them.
+// only reads them. dropEmpty converts as Karmada does when it has no
+// reference object (see Results.DropEmpty).
 type decoder struct {
-	share bool
+	share     bool
+	dropEmpty bool
 }
 
 type tableKind int
@@ -76,8 +78,7 @@ func (d decoder) from(v glua.LValue, hints []any, depth int) (any, bool, *convEr
 		case mapMarker:
 			kind = kindMap
 		case lazyMapMeta, doneMapMeta:
-			v, err := d.argMap(asLazy(x), hints, depth)
-			return v, false, err
+			return d.argMap(asLazy(x), hints, depth)
 		case argListMeta:
 			kind = kindList
 			// The argument this table was made from is the best hint.
@@ -90,26 +91,47 @@ func (d decoder) from(v glua.LValue, hints []any, depth int) (any, bool, *convEr
 
 // argMap converts a map made from an argument: fields the script never
 // read come from the Go value (copied unless shared), the others from the
-// table with the Go value as hint.
-func (d decoder) argMap(lz *lazyTable, hints []any, depth int) (any, *convErr) {
+// table with the Go value as hint. It reports, like from, whether the
+// value is to be left out.
+func (d decoder) argMap(lz *lazyTable, hints []any, depth int) (any, bool, *convErr) {
 	src := lz.src.(map[string]any)
 	if lz.keys == nil {
-		if d.share {
-			return src, nil
+		if d.dropEmpty {
+			if depth > 0 && emptyAsLua(src) {
+				return nil, true, nil
+			}
+			if d.share && !holdsEmpty(src, depth) {
+				return src, false, nil
+			}
+			v, _, err := copyDroppingEmpty(src, depth)
+			return v, false, err
 		}
-		return copyValue(src, depth)
+		if d.share {
+			return src, false, nil
+		}
+		v, err := copyValue(src, depth)
+		return v, false, err
 	}
 	hints = append([]any{src}, hints...)
 	if lz.left == 0 {
-		v, _, err := d.table(&lz.LTable, kindMap, hints, depth)
-		return v, err
+		return d.table(&lz.LTable, kindMap, hints, depth)
 	}
 	out, err := d.object(&lz.LTable, hints, depth)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for i, k := range lz.keys {
 		if lz.isDone(i) {
+			continue
+		}
+		if d.dropEmpty {
+			c, omit, err := copyDroppingEmpty(src[k], depth+1)
+			if err != nil {
+				return nil, false, err.at(k)
+			}
+			if !omit {
+				out[k] = c
+			}
 			continue
 		}
 		if d.share {
@@ -118,11 +140,11 @@ func (d decoder) argMap(lz *lazyTable, hints []any, depth int) (any, *convErr) {
 		}
 		c, err := copyValue(src[k], depth+1)
 		if err != nil {
-			return nil, err.at(k)
+			return nil, false, err.at(k)
 		}
 		out[k] = c
 	}
-	return out, nil
+	return out, false, nil
 }
 
 func numberFromLua(n glua.LNumber, hints []any) (any, *convErr) {
@@ -163,6 +185,9 @@ func (d decoder) table(tb *glua.LTable, kind tableKind, hints []any, depth int) 
 	}
 	if hashKey == glua.LNil {
 		if n == 0 {
+			if d.dropEmpty && depth > 0 {
+				return nil, true, nil
+			}
 			v, omit := emptyTable(kind, hints)
 			return v, omit, nil
 		}
@@ -205,17 +230,20 @@ func emptyTable(kind tableKind, hints []any) (any, bool) {
 }
 
 func (d decoder) list(tb *glua.LTable, n int, hints []any, depth int) (any, *convErr) {
-	out := make([]any, n)
+	out := make([]any, 0, n)
 	var child []any
 	for i := range n {
 		if len(hints) > 0 {
 			child = elementHints(hints, i, child[:0])
 		}
-		v, _, err := d.from(tb.RawGetInt(i+1), child, depth+1)
+		v, omit, err := d.from(tb.RawGetInt(i+1), child, depth+1)
 		if err != nil {
 			return nil, err.atIndex(i)
 		}
-		out[i] = v
+		if omit && d.dropEmpty {
+			continue
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -339,6 +367,118 @@ func copyValue(v any, depth int) (any, *convErr) {
 		return nil, err
 	}
 	return copyValue(generic, depth)
+}
+
+// Empty values in results without a reference object.
+//
+// Karmada turns a result table into JSON with gopher-json, which writes
+// every empty table as [], and then mends the empty lists by the reference
+// objects it is given: a path that held {} in one becomes {} again, a path
+// that held [] stays, and any other empty list is deleted. AggregateStatus
+// and ReflectStatus (InterpretStatus) are given no reference, so in their
+// results every empty {} or [] below the top is deleted, whether the
+// script built it or it came from an argument (the arguments reached the
+// script as Lua tables, where {} and [] are alike). An empty element of a
+// list goes too, and a nil map value or list element, which a Lua table
+// cannot hold. Only values that are empty as given are deleted: a table
+// whose members were all deleted stays, as {} (Karmada inspects the JSON
+// once, before deleting). The top value itself is never deleted: an empty
+// result is the empty object.
+
+// copyDroppingEmpty is copyValue under those rules; omit reports a value
+// to leave out of its parent.
+func copyDroppingEmpty(v any, depth int) (out any, omit bool, err *convErr) {
+	if depth > maxDepth {
+		return nil, false, newConvErr("nested deeper than %d levels", maxDepth)
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, true, nil
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			c, omit, err := copyDroppingEmpty(e, depth+1)
+			if err != nil {
+				return nil, false, err.at(k)
+			}
+			if !omit {
+				m[k] = c
+			}
+		}
+		return m, depth > 0 && emptyAsLua(x), nil
+	case []any:
+		l := make([]any, 0, len(x))
+		for i, e := range x {
+			c, omit, err := copyDroppingEmpty(e, depth+1)
+			if err != nil {
+				return nil, false, err.atIndex(i)
+			}
+			if !omit {
+				l = append(l, c)
+			}
+		}
+		return l, depth > 0 && emptyAsLua(x), nil
+	}
+	c, err := copyValue(v, depth)
+	if err != nil {
+		return nil, false, err
+	}
+	switch c.(type) {
+	case map[string]any, []any:
+		// A typed collection, normalized above; apply the rules to it.
+		return copyDroppingEmpty(c, depth)
+	}
+	return c, false, nil
+}
+
+// emptyAsLua tells whether a map or list would be an empty Lua table: no
+// members, or only nil ones.
+func emptyAsLua(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if e != nil {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if e != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// holdsEmpty tells whether v, at depth, holds something copyDroppingEmpty
+// would leave out or normalize, so that it cannot be shared as it is.
+func holdsEmpty(v any, depth int) bool {
+	switch x := v.(type) {
+	case nil, string, bool, int64, float64:
+		return false
+	case map[string]any:
+		if depth > 0 && len(x) == 0 {
+			return true
+		}
+		for _, e := range x {
+			if e == nil || holdsEmpty(e, depth+1) {
+				return true
+			}
+		}
+		return false
+	case []any:
+		if depth > 0 && len(x) == 0 {
+			return true
+		}
+		for _, e := range x {
+			if e == nil || holdsEmpty(e, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 func mapKey(k glua.LValue) (string, *convErr) {

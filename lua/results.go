@@ -14,6 +14,7 @@ type Results struct {
 	script, function string
 	values           []glua.LValue
 	share            bool
+	dropEmpty        bool
 }
 
 // Shared returns Results whose conversions hand back the caller's own maps
@@ -22,6 +23,15 @@ type Results struct {
 // will not modify both them and the results.
 func (r Results) Shared() Results {
 	r.share = true
+	return r
+}
+
+// DropEmpty returns Results whose conversions delete every empty object
+// or list below the top value, as Karmada's conversion does for results it
+// has no reference object for (AggregateStatus, ReflectStatus); the rule
+// is documented beside copyDroppingEmpty.
+func (r Results) DropEmpty() Results {
+	r.dropEmpty = true
 	return r
 }
 
@@ -48,7 +58,7 @@ func (r Results) IsNil(i int) bool { return r.value(i) == glua.LNil }
 // arguments keep the kinds and number types of the Go values they came from,
 // and parts the script never touched are copied from the arguments.
 func (r Results) Value(i int, hints ...any) (any, error) {
-	v, _, err := decoder{share: r.share}.from(r.value(i), hints, 0)
+	v, _, err := decoder{share: r.share, dropEmpty: r.dropEmpty}.from(r.value(i), hints, 0)
 	if err != nil {
 		return nil, r.errorf(i, ErrConversion, "%v", err.toError())
 	}

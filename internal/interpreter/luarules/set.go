@@ -134,7 +134,9 @@ func (s *Set) AggregateStatus(ctx context.Context, obj *unstructured.Unstructure
 	if err != nil {
 		return nil, true, err
 	}
-	out, err := objectResult(script, configv1alpha1.LuaFuncAggregateStatus, res.Shared(), obj, obj.Object)
+	// Karmada converts this result without a reference object, which
+	// deletes its empty values (see lua.Results.DropEmpty).
+	out, err := objectResult(script, configv1alpha1.LuaFuncAggregateStatus, res.Shared().DropEmpty(), obj, obj.Object)
 	return out, true, err
 }
 
@@ -149,7 +151,8 @@ func (s *Set) ReflectStatus(ctx context.Context, obj *unstructured.Unstructured)
 	if err != nil {
 		return nil, true, err
 	}
-	status, err := statusResult(script, configv1alpha1.LuaFuncReflectStatus, res.Shared(), obj.Object["status"])
+	// No reference object here either: empty values are deleted.
+	status, err := statusResult(script, configv1alpha1.LuaFuncReflectStatus, res.Shared().DropEmpty(), obj.Object["status"])
 	return status, true, err
 }
 
