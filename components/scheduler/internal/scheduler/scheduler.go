@@ -373,6 +373,7 @@ func (s *Scheduler) bindingHandler() toolscache.ResourceEventHandler {
 			if b, ok := AsBinding(obj); ok {
 				s.queue.Delete(b.Key())
 				s.writes.forget(b.Key())
+				s.takeRefit(b.Key())
 			}
 		},
 	}
@@ -383,6 +384,7 @@ func (s *Scheduler) onBinding(b Binding) {
 	s.writes.observe(key, b.Object.GetResourceVersion())
 	if b.SchedulerName() != s.name {
 		s.queue.Delete(key)
+		s.takeRefit(key)
 		return
 	}
 	// A pending refit is queued again too: its cycle may have been skipped
@@ -571,8 +573,9 @@ func (s *Scheduler) recordSuccess(ctx context.Context, b Binding, d core.Decisio
 }
 
 // recordFailure keeps spec.clusters as it is (a failed decision never
-// removes a running workload) and reports the failure in the Scheduled
-// condition.
+// removes a running workload; only refit's recordNoFit does, for a binding
+// whose clusters all stopped matching) and reports the failure in the
+// Scheduled condition.
 func (s *Scheduler) recordFailure(ctx context.Context, b Binding, schedErr error) queue.Outcome {
 	return s.recordFailureAt(ctx, b, schedErr, b.Object.GetGeneration(), b.Object.GetResourceVersion())
 }
