@@ -33,22 +33,27 @@ func DependedByLabel(namespace, name string) string {
 	return DependedByLabelPrefix + rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
 }
 
-// dependent is what the attached bindings need of a dependent binding.
+// dependent is what the attached bindings need of a dependent binding: a
+// ResourceBinding, or a ClusterResourceBinding (namespace empty).
 type dependent struct {
 	namespace, name string
 	// id is the binding's permanent id, the value of its depended-by label.
 	id       string
 	clusters []workv1alpha2.TargetCluster
-	settings settings
+	voice    voice
 }
 
-func dependentOf(rb *workv1alpha2.ResourceBinding) dependent {
+func dependentOf(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec) dependent {
+	idLabel := workv1alpha2.ResourceBindingPermanentIDLabel
+	if meta.Namespace == "" {
+		idLabel = workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
 	return dependent{
-		namespace: rb.Namespace,
-		name:      rb.Name,
-		id:        rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel],
-		clusters:  rb.Spec.Clusters,
-		settings:  settingsOf(&rb.Spec),
+		namespace: meta.Namespace,
+		name:      meta.Name,
+		id:        meta.Labels[idLabel],
+		clusters:  spec.Clusters,
+		voice:     voiceOf(meta, spec),
 	}
 }
 
@@ -70,6 +75,49 @@ func settingsOf(spec *workv1alpha2.ResourceBindingSpec) settings {
 	}
 }
 
+// voice is what one binding requiring an attached binding has to say of
+// its settings.
+type voice struct {
+	settings
+	// claimed: a policy claims the binding. A binding released by its
+	// policy's deletion keeps its entry, its clusters still need the
+	// dependency, but its settings are those of a policy that is gone: they
+	// count only while no claimed binding requires the attached one.
+	claimed bool
+}
+
+func voiceOf(meta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec) voice {
+	l := meta.Labels
+	return voice{
+		settings: settingsOf(spec),
+		claimed:  l[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "" || l[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] != "",
+	}
+}
+
+// heard are the settings of the voices that count: the claimed bindings',
+// all when none is claimed.
+func heard(voices []voice) []settings {
+	out := make([]settings, 0, len(voices))
+	for _, v := range voices {
+		if v.claimed {
+			out = append(out, v.settings)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, v := range voices {
+		out = append(out, v.settings)
+	}
+	return out
+}
+
+// The conflicts resolve reports, as Karmada words them.
+const (
+	conflictResolutionConflict = "ConflictResolution conflicted (Overwrite vs Abort)"
+	preserveConflict           = "PreserveResourcesOnDeletion conflicted (true vs false)"
+)
+
 // resolve merges the settings of several bindings as Karmada does: any
 // Overwrite makes Overwrite, any preservation preserves. conflicts describe
 // the fields the bindings disagree on.
@@ -80,10 +128,10 @@ func resolve(all []settings) (merged settings, conflicts []string) {
 		preserve, remove = preserve || s.preserve, remove || !s.preserve
 	}
 	if overwrite && abort {
-		conflicts = append(conflicts, "conflictResolution (Overwrite vs Abort)")
+		conflicts = append(conflicts, conflictResolutionConflict)
 	}
 	if preserve && remove {
-		conflicts = append(conflicts, "preserveResourcesOnDeletion (true vs false)")
+		conflicts = append(conflicts, preserveConflict)
 	}
 	return settings{overwrite: overwrite, preserve: preserve}, conflicts
 }
@@ -151,7 +199,7 @@ func newAttached(d dependent, dep dependency, id string) *workv1alpha2.ResourceB
 			RequiredBy: []workv1alpha2.BindingSnapshot{d.snapshot()},
 		},
 	}
-	applySettings(&rb.Spec, d.settings)
+	applySettings(&rb.Spec, d.voice.settings)
 	return rb
 }
 
@@ -200,9 +248,9 @@ func withoutSnapshot(requiredBy []workv1alpha2.BindingSnapshot, namespace, name 
 // attach makes an existing binding of dep required by d: the requiredBy
 // entry and the depended-by label, and, when the distributor owns it, the
 // reference to the dependency's current version and the settings resolved
-// over others (the settings of the other bindings requiring it). It reports
-// whether rb changed and the settings conflicts to report.
-func attach(rb *workv1alpha2.ResourceBinding, d dependent, dep dependency, others []settings) (changed bool, conflicts []string) {
+// over d and others (the other bindings requiring it). It reports whether
+// rb changed and the settings conflicts to report.
+func attach(rb *workv1alpha2.ResourceBinding, d dependent, dep dependency, others []voice) (changed bool, conflicts []string) {
 	rb.Spec.RequiredBy, changed = withSnapshot(rb.Spec.RequiredBy, d.snapshot())
 	key := DependedByLabel(d.namespace, d.name)
 	if rb.Labels[key] != d.id {
@@ -212,7 +260,7 @@ func attach(rb *workv1alpha2.ResourceBinding, d dependent, dep dependency, other
 		rb.Labels[key] = d.id
 		changed = true
 	}
-	all := append(slices.Clone(others), d.settings)
+	all := heard(append(slices.Clone(others), d.voice))
 	if !ownedByDistributor(rb) {
 		// The dependency's own policy decides; its settings only take part
 		// in the conflict check.
@@ -231,10 +279,10 @@ func attach(rb *workv1alpha2.ResourceBinding, d dependent, dep dependency, other
 }
 
 // detach removes the dependent binding namespace/name from rb. remaining
-// are the settings of the bindings that still require it. It reports
+// are the voices of the bindings that still require it. It reports
 // whether rb changed and whether it is to be deleted: the distributor owns
 // it and nothing requires it any more.
-func detach(rb *workv1alpha2.ResourceBinding, namespace, name string, remaining []settings) (changed, deleteIt bool) {
+func detach(rb *workv1alpha2.ResourceBinding, namespace, name string, remaining []voice) (changed, deleteIt bool) {
 	rb.Spec.RequiredBy, changed = withoutSnapshot(rb.Spec.RequiredBy, namespace, name)
 	if key := DependedByLabel(namespace, name); hasKey(rb.Labels, key) {
 		delete(rb.Labels, key)
@@ -247,7 +295,7 @@ func detach(rb *workv1alpha2.ResourceBinding, namespace, name string, remaining 
 		return changed, true
 	}
 	if len(remaining) > 0 {
-		merged, _ := resolve(remaining)
+		merged, _ := resolve(heard(remaining))
 		if applySettings(&rb.Spec, merged) {
 			changed = true
 		}

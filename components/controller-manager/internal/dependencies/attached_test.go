@@ -181,7 +181,7 @@ func TestResolve(t *testing.T) {
 
 func TestNewAttached(t *testing.T) {
 	d := web("m1", "m2")
-	d.settings = settings{overwrite: true}
+	d.voice = voice{settings: settings{overwrite: true}, claimed: true}
 	got := newAttached(d, cfg(), "id-cfg")
 	want := &workv1alpha2.ResourceBinding{
 		ObjectMeta: metav1.ObjectMeta{
@@ -243,7 +243,7 @@ func TestAttach(t *testing.T) {
 		rb            *workv1alpha2.ResourceBinding
 		d             dependent
 		dep           dependency
-		others        []settings
+		others        []voice
 		want          *workv1alpha2.ResourceBinding
 		wantChanged   bool
 		wantConflicts int
@@ -266,7 +266,7 @@ func TestAttach(t *testing.T) {
 			rb := attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1"))
 			return rb
 		}(),
-		others:      []settings{{}},
+		others:      []voice{{}},
 		wantChanged: true,
 	}, {
 		name: "dependency changed: the reference follows",
@@ -281,8 +281,8 @@ func TestAttach(t *testing.T) {
 	}, {
 		name: "settings resolved over dependents, with a conflict",
 		rb:   attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1")),
-		d:    dependent{namespace: "team", name: "web-deployment", id: "id-web-deployment", clusters: clusters("m1"), settings: settings{overwrite: true}},
-		dep:  cfg(), others: []settings{{}},
+		d:    dependent{namespace: "team", name: "web-deployment", id: "id-web-deployment", clusters: clusters("m1"), voice: voice{settings: settings{overwrite: true}}},
+		dep:  cfg(), others: []voice{{}},
 		want: func() *workv1alpha2.ResourceBinding {
 			rb := attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1"))
 			rb.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
@@ -290,9 +290,21 @@ func TestAttach(t *testing.T) {
 		}(),
 		wantChanged: true, wantConflicts: 1,
 	}, {
+		name: "a released dependent has no say while a claimed one has",
+		rb: func() *workv1alpha2.ResourceBinding {
+			rb := attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1"))
+			rb.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
+			rb.Spec.PreserveResourcesOnDeletion = ptr.To(true)
+			return rb
+		}(),
+		d:   dependent{namespace: "team", name: "web-deployment", id: "id-web-deployment", clusters: clusters("m1"), voice: voice{claimed: true}},
+		dep: cfg(), others: []voice{{settings: settings{overwrite: true, preserve: true}}},
+		want:        attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1")),
+		wantChanged: true,
+	}, {
 		name: "own policy: requiredBy and label only",
 		rb:   claimed(attachedBy()),
-		d:    dependent{namespace: "team", name: "web-deployment", id: "id-web-deployment", clusters: clusters("m1"), settings: settings{overwrite: true}},
+		d:    dependent{namespace: "team", name: "web-deployment", id: "id-web-deployment", clusters: clusters("m1"), voice: voice{settings: settings{overwrite: true}}},
 		dep:  newer,
 		want: func() *workv1alpha2.ResourceBinding {
 			rb := claimed(attachedBy(snap("team", "web-deployment", "m1")))
@@ -320,7 +332,7 @@ func TestDetach(t *testing.T) {
 	tests := []struct {
 		name        string
 		rb          *workv1alpha2.ResourceBinding
-		remaining   []settings
+		remaining   []voice
 		want        *workv1alpha2.ResourceBinding
 		wantChanged bool
 		wantDelete  bool
@@ -337,8 +349,18 @@ func TestDetach(t *testing.T) {
 			rb.Spec.PreserveResourcesOnDeletion = ptr.To(true)
 			return rb
 		}(),
-		remaining:   []settings{{}},
+		remaining:   []voice{{}},
 		want:        attachedBy(snap("team", "api-deployment", "m2")),
+		wantChanged: true,
+	}, {
+		name:      "only released dependents remain: theirs",
+		rb:        attachedBy(snap("team", "api-deployment", "m2"), snap("team", "web-deployment", "m1")),
+		remaining: []voice{{settings: settings{overwrite: true}}},
+		want: func() *workv1alpha2.ResourceBinding {
+			rb := attachedBy(snap("team", "api-deployment", "m2"))
+			rb.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
+			return rb
+		}(),
 		wantChanged: true,
 	}, {
 		name: "not attached to it: unchanged",

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
@@ -69,6 +70,8 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings/finalizers,verbs=update
+// +kubebuilder:rbac:groups=work.karmada.io,resources=clusterresourcebindings,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=work.karmada.io,resources=clusterresourcebindings/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets;persistentvolumeclaims;serviceaccounts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
@@ -88,15 +91,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing bindings by dependent: %w", err)
 	}
-	if err := indexer.IndexField(ctx, &workv1alpha2.ResourceBinding{}, DependencyIndex, func(o client.Object) []string {
+	dependencyIndex := func(o client.Object) []string {
 		return dependencyKeys(o.GetNamespace(), o.GetAnnotations()[workv1alpha2.BindingDependenciesAnnotationKey])
-	}); err != nil {
-		return fmt.Errorf("indexing bindings by dependency: %w", err)
+	}
+	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+		if err := indexer.IndexField(ctx, obj, DependencyIndex, dependencyIndex); err != nil {
+			return fmt.Errorf("indexing %T by dependency: %w", obj, err)
+		}
 	}
 
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&workv1alpha2.ResourceBinding{}, builder.WithPredicates(dependentChanged())).
+		// Cluster-scoped templates with propagateDeps: their requests have
+		// no namespace.
+		Watches(&workv1alpha2.ClusterResourceBinding{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(dependentChanged())).
 		// An attached binding deleted behind the distributor's back (or by
 		// the garbage collector, its dependency recreated) is made again.
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(requiringBindings), builder.WithPredicates(predicate.Funcs{
@@ -116,13 +125,47 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
+// newDependent returns an empty dependent binding: a ResourceBinding in a
+// namespace, a ClusterResourceBinding without.
+func newDependent(namespace string) client.Object {
+	if namespace == "" {
+		return &workv1alpha2.ClusterResourceBinding{}
+	}
+	return &workv1alpha2.ResourceBinding{}
+}
+
+// bindingParts gives access to what both binding kinds share.
+func bindingParts(obj client.Object) (*metav1.ObjectMeta, *workv1alpha2.ResourceBindingSpec) {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return &b.ObjectMeta, &b.Spec
+	case *workv1alpha2.ClusterResourceBinding:
+		return &b.ObjectMeta, &b.Spec
+	}
+	panic(fmt.Sprintf("not a binding: %T", obj))
+}
+
 // dependentChanged keeps the binding events that may change its attached
 // bindings: propagateDeps, the schedule, its settings (all in the spec,
-// hence the generation), its id label and its deletion.
+// hence the generation), its id label, its claim (a released binding's
+// settings count no more) and its deletion.
 func dependentChanged() predicate.Funcs {
 	relevant := func(o client.Object) bool {
-		rb, ok := o.(*workv1alpha2.ResourceBinding)
-		return ok && (rb.Spec.PropagateDeps || controllerutil.ContainsFinalizer(rb, workv1alpha2.BindingDependenciesDistributorFinalizer))
+		switch o.(type) {
+		case *workv1alpha2.ResourceBinding, *workv1alpha2.ClusterResourceBinding:
+		default:
+			return false
+		}
+		_, spec := bindingParts(o)
+		return spec.PropagateDeps || controllerutil.ContainsFinalizer(o, workv1alpha2.BindingDependenciesDistributorFinalizer)
+	}
+	labelChanged := func(o, n client.Object, keys ...string) bool {
+		for _, k := range keys {
+			if o.GetLabels()[k] != n.GetLabels()[k] {
+				return true
+			}
+		}
+		return false
 	}
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return relevant(e.Object) },
@@ -134,7 +177,8 @@ func dependentChanged() predicate.Funcs {
 				return false
 			}
 			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
-				e.ObjectOld.GetLabels()[workv1alpha2.ResourceBindingPermanentIDLabel] != e.ObjectNew.GetLabels()[workv1alpha2.ResourceBindingPermanentIDLabel] ||
+				labelChanged(e.ObjectOld, e.ObjectNew, workv1alpha2.ResourceBindingPermanentIDLabel, workv1alpha2.ClusterResourceBindingPermanentIDLabel,
+					policyv1alpha1.PropagationPolicyPermanentIDLabel, policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel) ||
 				!e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp())
 		},
 		GenericFunc: func(e event.GenericEvent) bool { return relevant(e.Object) },
@@ -142,7 +186,7 @@ func dependentChanged() predicate.Funcs {
 }
 
 // requiringBindings maps an attached binding to the bindings it is
-// required by.
+// required by (ClusterResourceBindings without a namespace).
 func requiringBindings(_ context.Context, o client.Object) []reconcile.Request {
 	rb, ok := o.(*workv1alpha2.ResourceBinding)
 	if !ok {
@@ -150,31 +194,38 @@ func requiringBindings(_ context.Context, o client.Object) []reconcile.Request {
 	}
 	out := make([]reconcile.Request, 0, len(rb.Spec.RequiredBy))
 	for _, s := range rb.Spec.RequiredBy {
-		if s.Namespace != "" {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: s.Namespace, Name: s.Name}})
-		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: s.Namespace, Name: s.Name}})
 	}
 	return out
 }
 
-// dependentsOf maps an object of kind gk to the bindings whose
-// dependencies name it, or select objects of its kind in its namespace.
+// dependentsOf maps an object of kind gk to the bindings (of both kinds)
+// whose dependencies name it, or select objects of its kind in its
+// namespace.
 func (r *Reconciler) dependentsOf(gk schema.GroupKind) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var out []reconcile.Request
 		seen := map[client.ObjectKey]bool{}
-		for _, key := range []string{dependencyKey(gk, o.GetNamespace(), o.GetName()), dependencyKey(gk, o.GetNamespace(), "*")} {
-			var list workv1alpha2.ResourceBindingList
-			if err := r.Client.List(ctx, &list, client.MatchingFields{DependencyIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
-				ctrl.LoggerFrom(ctx).Error(err, "Listing the bindings depending on an object", "key", key)
-				continue
+		add := func(k client.ObjectKey) {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, reconcile.Request{NamespacedName: k})
 			}
-			for i := range list.Items {
-				k := client.ObjectKeyFromObject(&list.Items[i])
-				if !seen[k] {
-					seen[k] = true
-					out = append(out, reconcile.Request{NamespacedName: k})
-				}
+		}
+		for _, key := range []string{dependencyKey(gk, o.GetNamespace(), o.GetName()), dependencyKey(gk, o.GetNamespace(), "*")} {
+			var rbs workv1alpha2.ResourceBindingList
+			if err := r.Client.List(ctx, &rbs, client.MatchingFields{DependencyIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "Listing the bindings depending on an object", "key", key)
+			}
+			for i := range rbs.Items {
+				add(client.ObjectKeyFromObject(&rbs.Items[i]))
+			}
+			var crbs workv1alpha2.ClusterResourceBindingList
+			if err := r.Client.List(ctx, &crbs, client.MatchingFields{DependencyIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "Listing the cluster bindings depending on an object", "key", key)
+			}
+			for i := range crbs.Items {
+				add(client.ObjectKeyFromObject(&crbs.Items[i]))
 			}
 		}
 		return out

@@ -4,8 +4,8 @@
 // workload to the member clusters it is scheduled to, as Karmada's
 // propagateDeps does.
 //
-// For every ResourceBinding with spec.propagateDeps (the dependent binding)
-// it reads the template, asks the interpreter for its dependencies, records
+// For every ResourceBinding or ClusterResourceBinding with
+// spec.propagateDeps (the dependent binding) it reads the template, asks the interpreter for its dependencies, records
 // them as JSON in the binding's resourcebinding.karmada.io/dependencies
 // annotation and, for every dependency that exists, makes sure of an
 // attached ResourceBinding named <name>-<kind> in the dependency's namespace
@@ -28,8 +28,12 @@
 // the policy's. The conflictResolution and preserveResourcesOnDeletion of a
 // binding the distributor owns are resolved over its dependents as Karmada
 // does (any Overwrite wins, any true wins), and a DependencyPolicyConflict
-// event on it says when they disagree, or disagree with the dependency's
-// own policy.
+// event on it says which fields they disagree on, or disagree with the
+// dependency's own policy, in Karmada's words ("ConflictResolution
+// conflicted (Overwrite vs Abort)"). A dependent whose policy was deleted
+// (released: it keeps its spec and its place in requiredBy) has no say
+// while a claimed dependent has one, so deleting a policy can end a
+// conflict.
 //
 // The controller is level-based: each reconcile recomputes the attached
 // bindings of one dependent from the current objects and writes only what
@@ -44,6 +48,9 @@
 // until that cleanup is done; the binding controller's finalizer is its
 // own, so each controller releases the binding independently.
 //
-// ClusterResourceBindings are not handled: their templates are
-// cluster-scoped, for which the built-in rules name no dependencies.
+// A ClusterResourceBinding is a dependent like a ResourceBinding (its
+// requiredBy entries have no namespace): the built-in rules name no
+// dependencies of cluster-scoped templates, but a user's customization
+// may, each naming its dependency's namespace; a namespaced dependency
+// without one is skipped.
 package dependencies

@@ -42,20 +42,23 @@ const (
 	pendingRetry = 2 * time.Second
 )
 
-// Reconcile syncs the attached bindings of one dependent binding.
+// Reconcile syncs the attached bindings of one dependent binding: a
+// ResourceBinding, or a ClusterResourceBinding when the request has no
+// namespace.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	rb := &workv1alpha2.ResourceBinding{}
-	if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
+	obj := newDependent(req.Namespace)
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
 		// Gone without the finalizer's cleanup: entries are found by name.
 		return r.release(ctx, req.Namespace, req.Name, nil)
 	}
-	if !rb.DeletionTimestamp.IsZero() || !rb.Spec.PropagateDeps {
-		return r.release(ctx, rb.Namespace, rb.Name, rb)
+	meta, spec := bindingParts(obj)
+	if !meta.DeletionTimestamp.IsZero() || !spec.PropagateDeps {
+		return r.release(ctx, meta.Namespace, meta.Name, obj)
 	}
-	return r.sync(ctx, rb)
+	return r.sync(ctx, obj)
 }
 
 // syncState collects what one reconcile did.
@@ -91,22 +94,23 @@ func (s *syncState) result(ctx context.Context) (ctrl.Result, error) {
 	return ctrl.Result{}, nil
 }
 
-// sync makes the attached bindings of rb's dependencies follow it.
-func (r *Reconciler) sync(ctx context.Context, rb *workv1alpha2.ResourceBinding) (ctrl.Result, error) {
+// sync makes the attached bindings of obj's dependencies follow it.
+func (r *Reconciler) sync(ctx context.Context, obj client.Object) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	d := dependentOf(rb)
+	meta, spec := bindingParts(obj)
+	d := dependentOf(meta, spec)
 	if d.id == "" {
 		// The detector or the binding controller labels it; the label's
 		// update event brings it back.
 		log.V(1).Info("Waiting for the binding's permanent id")
 		return ctrl.Result{}, nil
 	}
-	if err := r.ensureFinalizer(ctx, rb); err != nil {
+	if err := r.ensureFinalizer(ctx, obj); err != nil {
 		return requeueOnConflict(ctx, err)
 	}
-	template, err := r.Templates.Live(ctx, rb.Spec.Resource)
+	template, err := r.Templates.Live(ctx, spec.Resource)
 	if errors.Is(err, binding.ErrTemplateGone) {
-		log.V(1).Info("Template is gone; waiting for the binding to go", "template", rb.Spec.Resource)
+		log.V(1).Info("Template is gone; waiting for the binding to go", "template", spec.Resource)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
@@ -116,18 +120,18 @@ func (r *Reconciler) sync(ctx context.Context, rb *workv1alpha2.ResourceBinding)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.recordDependencies(ctx, rb, template, refs); err != nil {
+	if err := r.recordDependencies(ctx, obj, template, refs); err != nil {
 		return requeueOnConflict(ctx, err)
 	}
 
 	s := &syncState{}
-	deps, err := r.resolve(ctx, refs, rb.Namespace)
+	deps, err := r.resolve(ctx, refs, meta.Namespace)
 	if err != nil {
 		s.failures = append(s.failures, err)
 	} else {
 		r.syncAttached(ctx, d, deps, s)
 	}
-	r.report(ctx, rb, s)
+	r.report(ctx, obj, s)
 	return s.result(ctx)
 }
 
@@ -179,7 +183,7 @@ func validate(refs []configv1alpha1.DependentObjectReference) error {
 // recordDependencies writes the dependencies annotation when it differs,
 // with a GetDependenciesSucceed event on the template: a reconcile that
 // finds them unchanged says nothing.
-func (r *Reconciler) recordDependencies(ctx context.Context, rb *workv1alpha2.ResourceBinding, template *unstructured.Unstructured, refs []configv1alpha1.DependentObjectReference) error {
+func (r *Reconciler) recordDependencies(ctx context.Context, obj client.Object, template *unstructured.Unstructured, refs []configv1alpha1.DependentObjectReference) error {
 	if refs == nil {
 		refs = []configv1alpha1.DependentObjectReference{}
 	}
@@ -187,15 +191,16 @@ func (r *Reconciler) recordDependencies(ctx context.Context, rb *workv1alpha2.Re
 	if err != nil {
 		return fmt.Errorf("encoding the dependencies: %w", err)
 	}
-	if v, ok := rb.Annotations[workv1alpha2.BindingDependenciesAnnotationKey]; ok && v == string(raw) {
+	if v, ok := obj.GetAnnotations()[workv1alpha2.BindingDependenciesAnnotationKey]; ok && v == string(raw) {
 		return nil
 	}
-	base := rb.DeepCopy()
-	if rb.Annotations == nil {
-		rb.Annotations = map[string]string{}
+	base := obj.DeepCopyObject().(client.Object)
+	meta, _ := bindingParts(obj)
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
 	}
-	rb.Annotations[workv1alpha2.BindingDependenciesAnnotationKey] = string(raw)
-	if err := r.Client.Patch(ctx, rb, client.MergeFrom(base)); err != nil {
+	meta.Annotations[workv1alpha2.BindingDependenciesAnnotationKey] = string(raw)
+	if err := r.Client.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("recording the dependencies: %w", err)
 	}
 	r.Recorder.Eventf(template, nil, corev1.EventTypeNormal, flotillaevents.ReasonGetDependenciesSucceed, actionGetDependencies,
@@ -222,7 +227,8 @@ func describeRefs(refs []configv1alpha1.DependentObjectReference) string {
 // namespace unless they say otherwise), as metadata from the cache.
 // Dependencies that do not exist are skipped: their creation requeues the
 // binding. Cluster-scoped kinds, which an attached ResourceBinding cannot
-// carry, are skipped too.
+// carry, are skipped too, and so are namespaced ones without a namespace
+// when the binding is a ClusterResourceBinding (namespace empty).
 func (r *Reconciler) resolve(ctx context.Context, refs []configv1alpha1.DependentObjectReference, namespace string) ([]dependency, error) {
 	log := ctrl.LoggerFrom(ctx)
 	var out []dependency
@@ -261,6 +267,10 @@ func (r *Reconciler) resolve(ctx context.Context, refs []configv1alpha1.Dependen
 		ns := ref.Namespace
 		if ns == "" {
 			ns = namespace
+		}
+		if ns == "" {
+			log.V(1).Info("Skipping a namespaced dependency of a cluster-scoped template that names no namespace", "kind", gvk.String(), "name", ref.Name)
+			continue
 		}
 		if ref.Name != "" {
 			o := &metav1.PartialObjectMetadata{}
@@ -359,7 +369,7 @@ func (r *Reconciler) attachOne(ctx context.Context, d dependent, dep dependency,
 			key, cur.Spec.Resource.Kind, cur.Spec.Resource.Name, dep.ref.Kind, dep.ref.Name))
 		return
 	}
-	others, err := r.settingsOf(ctx, cur.Spec.RequiredBy, d.namespace, d.name)
+	others, err := r.voicesOf(ctx, cur.Spec.RequiredBy, d.namespace, d.name)
 	if err != nil {
 		s.failures = append(s.failures, err)
 		return
@@ -376,7 +386,7 @@ func (r *Reconciler) attachOne(ctx context.Context, d dependent, dep dependency,
 	log.V(1).Info("Updated attached binding", "binding", key)
 	if len(conflicts) > 0 {
 		r.Recorder.Eventf(cur, nil, corev1.EventTypeWarning, flotillaevents.ReasonDependencyPolicyConflict, actionSyncDependencies,
-			"The bindings requiring %s disagree on %s", key.Name, strings.Join(conflicts, "; "))
+			"Dependency policy conflict detected: %s.", strings.Join(conflicts, "; "))
 	}
 }
 
@@ -388,7 +398,7 @@ func (r *Reconciler) detachOne(ctx context.Context, rb *workv1alpha2.ResourceBin
 		return
 	}
 	key := client.ObjectKeyFromObject(rb)
-	remaining, err := r.settingsOf(ctx, rb.Spec.RequiredBy, namespace, name)
+	remaining, err := r.voicesOf(ctx, rb.Spec.RequiredBy, namespace, name)
 	if err != nil {
 		s.failures = append(s.failures, err)
 		return
@@ -417,34 +427,34 @@ func (r *Reconciler) detachOne(ctx context.Context, rb *workv1alpha2.ResourceBin
 	s.written++
 }
 
-// settingsOf reads the settings of the bindings in requiredBy other than
-// namespace/name. A binding already gone takes no part.
-func (r *Reconciler) settingsOf(ctx context.Context, requiredBy []workv1alpha2.BindingSnapshot, namespace, name string) ([]settings, error) {
-	var out []settings
+// voicesOf reads what the bindings in requiredBy other than namespace/name
+// say of the settings. A binding already gone takes no part.
+func (r *Reconciler) voicesOf(ctx context.Context, requiredBy []workv1alpha2.BindingSnapshot, namespace, name string) ([]voice, error) {
+	var out []voice
 	for _, snap := range requiredBy {
 		if snap.Namespace == namespace && snap.Name == name {
 			continue
 		}
-		other := &workv1alpha2.ResourceBinding{}
+		other := newDependent(snap.Namespace)
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: snap.Namespace, Name: snap.Name}, other); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
 			return nil, fmt.Errorf("reading binding %s/%s: %w", snap.Namespace, snap.Name, err)
 		}
-		out = append(out, settingsOf(&other.Spec))
+		out = append(out, voiceOf(bindingParts(other)))
 	}
 	return out, nil
 }
 
 // release detaches the dependent namespace/name from all its attached
-// bindings; then, when rb is given, drops the dependencies annotation
-// (propagateDeps off) and the finalizer.
-func (r *Reconciler) release(ctx context.Context, namespace, name string, rb *workv1alpha2.ResourceBinding) (ctrl.Result, error) {
+// bindings; then, when obj (the dependent) is given, drops the
+// dependencies annotation (propagateDeps off) and the finalizer.
+func (r *Reconciler) release(ctx context.Context, namespace, name string, obj client.Object) (ctrl.Result, error) {
 	s := &syncState{}
 	id := ""
-	if rb != nil {
-		id = rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel]
+	if obj != nil {
+		id = dependentOf(bindingParts(obj)).id
 	}
 	existing, err := r.attachedOf(ctx, namespace, name, id)
 	if err != nil {
@@ -453,28 +463,29 @@ func (r *Reconciler) release(ctx context.Context, namespace, name string, rb *wo
 	for i := range existing {
 		r.detachOne(ctx, &existing[i], namespace, name, s)
 	}
-	if rb == nil {
+	if obj == nil {
 		return s.result(ctx)
 	}
-	r.report(ctx, rb, s)
+	r.report(ctx, obj, s)
 	if len(s.failures) > 0 || s.raced {
 		return s.result(ctx)
 	}
-	if rb.DeletionTimestamp.IsZero() {
-		if _, ok := rb.Annotations[workv1alpha2.BindingDependenciesAnnotationKey]; ok {
-			base := rb.DeepCopy()
-			delete(rb.Annotations, workv1alpha2.BindingDependenciesAnnotationKey)
-			if err := r.Client.Patch(ctx, rb, client.MergeFrom(base)); err != nil {
+	meta, _ := bindingParts(obj)
+	if meta.DeletionTimestamp.IsZero() {
+		if _, ok := meta.Annotations[workv1alpha2.BindingDependenciesAnnotationKey]; ok {
+			base := obj.DeepCopyObject().(client.Object)
+			delete(meta.Annotations, workv1alpha2.BindingDependenciesAnnotationKey)
+			if err := r.Client.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
 				return requeueOnConflict(ctx, fmt.Errorf("removing the dependencies annotation: %w", err))
 			}
 		}
 	}
-	if controllerutil.ContainsFinalizer(rb, workv1alpha2.BindingDependenciesDistributorFinalizer) {
-		base := rb.DeepCopy()
-		controllerutil.RemoveFinalizer(rb, workv1alpha2.BindingDependenciesDistributorFinalizer)
+	if controllerutil.ContainsFinalizer(obj, workv1alpha2.BindingDependenciesDistributorFinalizer) {
+		base := obj.DeepCopyObject().(client.Object)
+		controllerutil.RemoveFinalizer(obj, workv1alpha2.BindingDependenciesDistributorFinalizer)
 		// The lock keeps the finalizers others wrote meanwhile: a merge
 		// patch replaces the whole list.
-		if err := r.Client.Patch(ctx, rb, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 			return requeueOnConflict(ctx, fmt.Errorf("removing the finalizer: %w", err))
 		}
 	}
@@ -483,13 +494,13 @@ func (r *Reconciler) release(ctx context.Context, namespace, name string, rb *wo
 
 // ensureFinalizer keeps the binding until its entries are removed from
 // its attached bindings.
-func (r *Reconciler) ensureFinalizer(ctx context.Context, rb *workv1alpha2.ResourceBinding) error {
-	if controllerutil.ContainsFinalizer(rb, workv1alpha2.BindingDependenciesDistributorFinalizer) {
+func (r *Reconciler) ensureFinalizer(ctx context.Context, obj client.Object) error {
+	if controllerutil.ContainsFinalizer(obj, workv1alpha2.BindingDependenciesDistributorFinalizer) {
 		return nil
 	}
-	base := rb.DeepCopy()
-	controllerutil.AddFinalizer(rb, workv1alpha2.BindingDependenciesDistributorFinalizer)
-	if err := r.Client.Patch(ctx, rb, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	base := obj.DeepCopyObject().(client.Object)
+	controllerutil.AddFinalizer(obj, workv1alpha2.BindingDependenciesDistributorFinalizer)
+	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("adding the finalizer: %w", err)
 	}
 	return nil
@@ -497,16 +508,16 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, rb *workv1alpha2.Resou
 
 // report records the outcome on the dependent binding: a failure every
 // time, a success only when attached bindings were written.
-func (r *Reconciler) report(ctx context.Context, rb *workv1alpha2.ResourceBinding, s *syncState) {
+func (r *Reconciler) report(ctx context.Context, obj client.Object, s *syncState) {
 	if err := s.err(); err != nil {
 		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 		ctrl.LoggerFrom(ctx).Info("Failed to sync the schedule to dependencies", "errors", msg)
-		r.Recorder.Eventf(rb, nil, corev1.EventTypeWarning, flotillaevents.ReasonSyncDependenciesFailed, actionSyncDependencies,
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, flotillaevents.ReasonSyncDependenciesFailed, actionSyncDependencies,
 			"Failed to sync the schedule result to dependencies: %s", msg)
 		return
 	}
 	if s.written > 0 {
-		r.Recorder.Eventf(rb, nil, corev1.EventTypeNormal, flotillaevents.ReasonSyncDependenciesSucceed, actionSyncDependencies,
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, flotillaevents.ReasonSyncDependenciesSucceed, actionSyncDependencies,
 			"Synced the schedule result to %d attached bindings", s.written)
 	}
 }

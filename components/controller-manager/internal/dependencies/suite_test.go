@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -163,6 +165,10 @@ const (
 	selectorAnnotation = "test.flotilla.io/configmaps-selected-by"
 	// invalidAnnotation: a dependency without a kind.
 	invalidAnnotation = "test.flotilla.io/invalid-dependency"
+	// configMapAnnotation: the ConfigMap "<namespace>/<name>" of the
+	// value, for cluster-scoped templates (ClusterRoles), whose built-in
+	// rules name no dependencies.
+	configMapAnnotation = "test.flotilla.io/configmap"
 )
 
 // testInterpreter is the static chain, with label selectors and invalid
@@ -181,7 +187,18 @@ func (i testInterpreter) GetDependencies(ctx context.Context, obj *unstructured.
 	if _, ok := a[invalidAnnotation]; ok {
 		return []configv1alpha1.DependentObjectReference{{APIVersion: "v1", Name: "cfg"}}, nil
 	}
+	if v, ok := a[configMapAnnotation]; ok {
+		ns, name, _ := strings.Cut(v, "/")
+		return []configv1alpha1.DependentObjectReference{{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}}, nil
+	}
 	return i.Interpreter.GetDependencies(ctx, obj)
+}
+
+func (i testInterpreter) HookEnabled(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool {
+	if gvk.Kind == "ClusterRole" && op == configv1alpha1.InterpreterOperationInterpretDependency {
+		return true
+	}
+	return i.Interpreter.HookEnabled(gvk, op)
 }
 
 // testLogger is quiet unless FLOTILLA_TEST_LOG gives a verbosity. It
