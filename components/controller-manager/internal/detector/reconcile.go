@@ -276,6 +276,12 @@ func describe(c claim) string {
 func (d *Detector) release(ctx context.Context, res resourceType, tmpl *unstructured.Unstructured, labels, annotations map[string]string) error {
 	obj := newBinding(res.Namespaced)
 	err := d.client.Get(ctx, bindingKey(res, tmpl), obj)
+	if apierrors.IsNotFound(err) {
+		// The cache may not have a binding written moments ago; released
+		// without it, the template would leave it claimed for good.
+		obj = newBinding(res.Namespaced)
+		err = d.reader.Get(ctx, bindingKey(res, tmpl), obj)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
