@@ -193,3 +193,27 @@ output:
 		t.Errorf("%v\n%s", err, out)
 	}
 }
+
+// --test compares quantities by value: the script gives "2048m", the case
+// expects "2.048".
+func TestInterpretTestQuantitiesByValue(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"example.com/v1/Widget/customizations.yaml": strings.Replace(testCustomization, `"250m"`, `"2048m"`, 1),
+		"example.com/v1/Widget/testdata/interpretreplica-test.yaml": `name: requests
+operation: InterpretReplica
+desiredObj:
+  apiVersion: example.com/v1
+  kind: Widget
+  metadata: {name: w}
+  spec: {size: 2}
+output:
+  replica: 2
+  requires:
+    resourceRequest: {cpu: "2.048"}
+`,
+	})
+	out, err := runCLI(t, "interpret", "--test", dir)
+	if err != nil || !strings.Contains(out, "1 passed, 0 failed") {
+		t.Errorf("%v\n%s", err, out)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -39,16 +40,33 @@ func Compare(c *Case, got map[string]any) (diffs, unchecked []string) {
 			diffs = append(diffs, fmt.Sprintf("%s: output %s: %v", c.ID(), key, err))
 			continue
 		}
-		if d := gocmp.Diff(w, g); d != "" {
+		if d := gocmp.Diff(w, g, quantitiesByValue); d != "" {
 			diffs = append(diffs, fmt.Sprintf("%s: output %s differs (-want +got):\n%s", c.ID(), key, d))
 		}
 	}
 	return diffs, unchecked
 }
 
+// quantitiesByValue compares two different strings that both parse as
+// quantities by their value, wherever they are ("2048m" equals "2.048",
+// "1Gi" equals "1024Mi"): scripts and the people writing the expected
+// output spell quantities in different ways, and nothing but the value
+// matters to Kubernetes. Any other strings compare as they are.
+var quantitiesByValue = gocmp.FilterValues(func(a, b string) bool {
+	if a == b {
+		return false
+	}
+	_, errA := resource.ParseQuantity(a)
+	_, errB := resource.ParseQuantity(b)
+	return errA == nil && errB == nil
+}, gocmp.Comparer(func(a, b string) bool {
+	qa, qb := resource.MustParse(a), resource.MustParse(b)
+	return qa.Cmp(qb) == 0
+}))
+
 // normalize brings expected and actual values into comparable shape: typed
-// results go through their Go types (so quantities compare by value and
-// empty fields vanish), lists without a meaningful order are sorted, and
+// results go through their Go types (so empty fields vanish; quantities
+// compare by value everywhere, see quantitiesByValue), lists without a meaningful order are sorted, and
 // excluded fields are dropped.
 func normalize(key string, want, got any) (any, any, error) {
 	switch key {

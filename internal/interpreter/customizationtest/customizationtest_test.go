@@ -213,3 +213,106 @@ func TestBadTestdata(t *testing.T) {
 		t.Errorf("broken script: %v", err)
 	}
 }
+
+// Quantities compare by value wherever they are, in typed results and in
+// objects alike: a case written "2.048" passes for a script giving "2048m".
+// Values that differ still fail.
+func TestQuantitiesCompareByValue(t *testing.T) {
+	const customization = `
+apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata:
+  name: pools
+spec:
+  target:
+    apiVersion: example.com/v1
+    kind: Pool
+  customizations:
+    replicaResource:
+      luaScript: |
+        function GetReplicas(obj)
+          return 1, {resourceRequest = {cpu = "2048m", memory = "1Gi"}}
+        end
+    statusReflection:
+      luaScript: |
+        function ReflectStatus(observedObj)
+          return {capacity = {cpu = "2048m", memory = "1Gi"}, version = "1.0"}
+        end
+`
+	const pool = `
+  apiVersion: example.com/v1
+  kind: Pool
+  metadata: {name: p, namespace: ns}
+  spec: {}
+`
+	tests := []struct {
+		name, cases string
+		fail        bool
+	}{{
+		name: "requires",
+		cases: `
+name: requests
+operation: InterpretReplica
+desiredObj:` + pool + `
+output:
+  replica: 1
+  requires:
+    resourceRequest: {cpu: "2.048", memory: "1073741824"}
+`,
+	}, {
+		name: "status object",
+		cases: `
+name: capacity
+operation: InterpretStatus
+observedObj:` + pool + `
+output:
+  status:
+    capacity: {cpu: "2.048", memory: "1024Mi"}
+    version: "1.0"
+`,
+	}, {
+		name: "different quantities differ",
+		cases: `
+name: capacity
+operation: InterpretStatus
+observedObj:` + pool + `
+output:
+  status:
+    capacity: {cpu: "2", memory: "1Gi"}
+    version: "1.0"
+`,
+		fail: true,
+	}, {
+		name: "strings that are not both quantities compare as strings",
+		cases: `
+name: capacity
+operation: InterpretStatus
+observedObj:` + pool + `
+output:
+  status:
+    capacity: {cpu: "2048m", memory: "1Gi"}
+    version: "1.0.0"
+`,
+		fail: true,
+	}}
+	vm := lua.New()
+	t.Cleanup(vm.Close)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{
+				"example.com/v1/Pool/customizations.yaml":  {Data: []byte(customization)},
+				"example.com/v1/Pool/testdata/x-test.yaml": {Data: []byte(tt.cases)},
+			}
+			outcomes, err := customizationtest.RunDir(context.Background(), fsys, "example.com/v1/Pool", vm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(outcomes) != 1 {
+				t.Fatalf("%d outcomes, want 1", len(outcomes))
+			}
+			if o := outcomes[0]; o.Failed() != tt.fail {
+				t.Errorf("failed = %v, want %v: %v %v", o.Failed(), tt.fail, o.Err, o.Diffs)
+			}
+		})
+	}
+}
