@@ -33,13 +33,18 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/bindingstatus"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cluster"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/clusterstatus"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/clustertaintpolicy"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/dependencies"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/detector"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/eviction"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/gracefuleviction"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/taintmanager"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workstatus"
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
+	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/servedkinds"
@@ -81,6 +86,11 @@ type Options struct {
 	eventQPS                  float64
 	eventBurst                int
 
+	gates                        *features.Gates
+	enableNoExecuteTaintEviction bool
+	noExecuteTaintEvictionPurge  string
+	gracefulEvictionTimeout      time.Duration
+
 	// Restartable lets Run be called again in the same process once an
 	// earlier Run has returned, as the e2e suites do to restart the
 	// controller-manager: controller-runtime otherwise refuses a controller
@@ -120,7 +130,24 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 800, "Burst of requests to the control plane's API server.")
 	fs.Float64Var(&o.eventQPS, "event-qps", eventrecorder.DefaultQPS, "Events written per second to the control plane, apart from --kube-api-qps; events beyond what the queue holds are dropped.")
 	fs.IntVar(&o.eventBurst, "event-burst", eventrecorder.DefaultBurst, "Burst of event writes.")
+	o.gates = features.New()
+	o.gates.BindFlag(fs)
+	fs.BoolVar(&o.enableNoExecuteTaintEviction, "enable-no-execute-taint-eviction", false,
+		"Evict workloads from clusters tainted NoExecute that they do not tolerate (needs the Failover feature gate).")
+	fs.StringVar(&o.noExecuteTaintEvictionPurge, "no-execute-taint-eviction-purge-mode", string(policyv1alpha1.PurgeModeGracefully),
+		"How a copy evicted by a NoExecute taint is removed when its policy does not say: Gracefully (once the replacement is up) or Directly.")
+	fs.DurationVar(&o.gracefulEvictionTimeout, "graceful-eviction-timeout", eviction.DefaultTimeout,
+		"How long an evicted copy is kept at most while its replacement comes up, when the eviction sets no grace period.")
 	fs.StringVar(&o.skippedNamespaces, "skipped-propagating-namespaces", "", "Comma-separated regular expressions; matching namespaces are not propagated to members. Reserved namespaces and default never are.")
+}
+
+// featureGates are the gates set by --feature-gates; the defaults for
+// Options not built by BindFlags.
+func (o *Options) featureGates() *features.Gates {
+	if o.gates == nil {
+		return features.New()
+	}
+	return o.gates
 }
 
 // validate checks the flags and compiles the skip list.
@@ -149,6 +176,14 @@ func (o *Options) validate() ([]*regexp.Regexp, error) {
 			errs = append(errs, fmt.Errorf("--%s must be positive", name))
 		}
 	}
+	switch policyv1alpha1.PurgeMode(o.noExecuteTaintEvictionPurge) {
+	case policyv1alpha1.PurgeModeGracefully, policyv1alpha1.PurgeModeDirectly:
+	default:
+		errs = append(errs, fmt.Errorf("--no-execute-taint-eviction-purge-mode must be Gracefully or Directly, got %q", o.noExecuteTaintEvictionPurge))
+	}
+	if o.gracefulEvictionTimeout <= 0 {
+		errs = append(errs, errors.New("--graceful-eviction-timeout must be positive"))
+	}
 	var skipped []*regexp.Regexp
 	for expr := range strings.SplitSeq(o.skippedNamespaces, ",") {
 		if expr = strings.TrimSpace(expr); expr == "" {
@@ -163,6 +198,12 @@ func (o *Options) validate() ([]*regexp.Regexp, error) {
 		skipped = append(skipped, re)
 	}
 	return skipped, errors.Join(errs...)
+}
+
+// controllerSetup adds one controller to the manager.
+type controllerSetup struct {
+	name  string
+	setup func(ctrl.Manager) error
 }
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
@@ -260,10 +301,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	// Work status hands drifted or deleted member objects back to execution.
 	reapply := make(chan event.GenericEvent, 1024)
 
-	controllers := []struct {
-		name  string
-		setup func(ctrl.Manager) error
-	}{
+	controllers := []controllerSetup{
 		{cluster.ControllerName, (&cluster.Reconciler{
 			Client:                  mgr.GetClient(),
 			APIReader:               mgr.GetAPIReader(),
@@ -325,6 +363,30 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			SkippedNamespaces:       skipped,
 			MaxConcurrentReconciles: opts.concurrentNamespaceSyncs,
 		}).SetupWithManager},
+	}
+	gates := opts.featureGates()
+	if gates.Enabled(features.Failover) {
+		controllers = append(controllers, controllerSetup{clustertaintpolicy.ControllerName, (&clustertaintpolicy.Reconciler{
+			Client:   mgr.GetClient(),
+			Recorder: recorders.NewRecorder(clustertaintpolicy.ControllerName),
+		}).SetupWithManager})
+		if opts.enableNoExecuteTaintEviction {
+			controllers = append(controllers, controllerSetup{taintmanager.ControllerName, (&taintmanager.Reconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                recorders.NewRecorder(taintmanager.ControllerName),
+				PurgeMode:               policyv1alpha1.PurgeMode(opts.noExecuteTaintEvictionPurge),
+				Graceful:                gates.Enabled(features.GracefulEviction),
+				PreserveState:           gates.Enabled(features.StatefulFailoverInjection),
+				MaxConcurrentReconciles: opts.concurrentClusterSyncs,
+			}).SetupWithManager})
+		}
+	}
+	if gates.Enabled(features.GracefulEviction) {
+		rb := &gracefuleviction.Reconciler{Client: mgr.GetClient(), Recorder: recorders.NewRecorder(gracefuleviction.ResourceBindingControllerName),
+			Timeout: opts.gracefulEvictionTimeout, MaxConcurrentReconciles: opts.concurrentBindingSyncs}
+		crb := &gracefuleviction.Reconciler{Client: mgr.GetClient(), Recorder: recorders.NewRecorder(gracefuleviction.ClusterResourceBindingControllerName),
+			Timeout: opts.gracefulEvictionTimeout, MaxConcurrentReconciles: opts.concurrentBindingSyncs}
+		controllers = append(controllers, controllerSetup{gracefuleviction.ResourceBindingControllerName, rb.SetupWithManager}, controllerSetup{gracefuleviction.ClusterResourceBindingControllerName, crb.SetupClusterWithManager})
 	}
 	for _, c := range controllers {
 		if err := c.setup(mgr); err != nil {

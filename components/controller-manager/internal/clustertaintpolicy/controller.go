@@ -37,6 +37,10 @@ const ControllerName = "cluster-taint-policy-controller"
 // actionTaint is the action of the events this controller records.
 const actionTaint = "Taint"
 
+// +kubebuilder:rbac:groups=policy.karmada.io,resources=clustertaintpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.karmada.io,resources=clusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+
 // Reconciler reconciles one Cluster against every ClusterTaintPolicy.
 type Reconciler struct {
 	Client   client.Client

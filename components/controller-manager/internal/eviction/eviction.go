@@ -71,6 +71,15 @@ func Evict(spec *workv1alpha2.ResourceBindingSpec, cluster string, t Task, now m
 	return true
 }
 
+// Remove takes cluster out of spec.clusters without a task: the copy there
+// goes at once (the GracefulEviction gate off). It reports whether spec
+// changed.
+func Remove(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
+	n := len(spec.Clusters)
+	spec.Clusters = slices.DeleteFunc(slices.Clone(spec.Clusters), func(c workv1alpha2.TargetCluster) bool { return c.Name == cluster })
+	return len(spec.Clusters) != n
+}
+
 // Evicting reports whether spec has an eviction task for cluster.
 func Evicting(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
 	return slices.ContainsFunc(spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool { return t.FromCluster == cluster })

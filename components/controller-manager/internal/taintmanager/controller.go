@@ -41,6 +41,10 @@ const DefaultRetryPeriod = 10 * time.Second
 
 const actionEvict = "Evict"
 
+// +kubebuilder:rbac:groups=cluster.karmada.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+
 // Reconciler evicts, from one Cluster with NoExecute taints, every binding
 // that does not tolerate them.
 type Reconciler struct {
@@ -49,6 +53,10 @@ type Reconciler struct {
 	// PurgeMode applies to bindings whose policy sets no
 	// failover.cluster.purgeMode (--no-execute-taint-eviction-purge-mode).
 	PurgeMode policyv1alpha1.PurgeMode
+	// Graceful keeps the evicted copy until its replacement is up, through
+	// a graceful eviction task (GracefulEviction); otherwise it goes at
+	// once.
+	Graceful bool
 	// PreserveState carries failover.cluster.statePreservation
 	// (StatefulFailoverInjection).
 	PreserveState           bool
@@ -183,7 +191,13 @@ func (r *Reconciler) evict(ctx context.Context, v binding.View, cluster string) 
 		}
 		task.PreservedLabelState = state
 	}
-	if !eviction.Evict(v.Spec, cluster, task, metav1.NewTime(r.Now())) {
+	var changed bool
+	if r.Graceful {
+		changed = eviction.Evict(v.Spec, cluster, task, metav1.NewTime(r.Now()))
+	} else {
+		changed = eviction.Remove(v.Spec, cluster)
+	}
+	if !changed {
 		return nil
 	}
 	if err := r.Client.Update(ctx, v.Object); err != nil {
@@ -194,6 +208,10 @@ func (r *Reconciler) evict(ctx context.Context, v binding.View, cluster string) 
 		return r.recordFailure(v, cluster, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Evicted workload from cluster", "binding", client.ObjectKeyFromObject(v.Object), "kind", v.Kind())
+	if r.Graceful {
+		// The graceful eviction controller reports it when the copy goes.
+		return nil
+	}
 	for _, o := range []client.Object{v.Object, eviction.Template(v.Spec)} {
 		r.Recorder.Eventf(o, nil, corev1.EventTypeNormal, flotillaevents.ReasonEvictWorkloadSucceed, actionEvict,
 			"Evict from cluster %s succeed.", cluster)

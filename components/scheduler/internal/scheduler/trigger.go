@@ -124,6 +124,13 @@ func Evaluate(b Binding, target func(string) TargetState) Trigger {
 	if !replicasMatch(spec) {
 		return Trigger{Action: Schedule, Reason: "replicas changed"}
 	}
+	if evictedSinceScheduled(spec, status) {
+		// A Divided binding's evicted replicas show as missing above; a
+		// Duplicated one loses a cluster without any, and may have
+		// somewhere else to go (spread constraints), as Karmada
+		// reschedules Duplicated bindings on every spec change.
+		return Trigger{Action: Schedule, Reason: "a target cluster was evicted"}
+	}
 	for _, tc := range spec.Clusters {
 		switch target(tc.Name) {
 		case TargetGone:
@@ -257,6 +264,18 @@ func placementApplied(p *policyv1alpha1.Placement, applied string) bool {
 		return false
 	}
 	return equality.Semantic.DeepEqual(&old, p)
+}
+
+// evictedSinceScheduled reports whether a graceful eviction task is newer
+// than the last schedule (one without a creation time counts as new until
+// the graceful eviction controller stamps it).
+func evictedSinceScheduled(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
+	for _, t := range spec.GracefulEvictionTasks {
+		if t.CreationTimestamp == nil || status.LastScheduledTime == nil || t.CreationTimestamp.After(status.LastScheduledTime.Time) {
+			return true
+		}
+	}
+	return false
 }
 
 // replicasMatch reports whether spec.clusters still adds up to the desired

@@ -63,6 +63,18 @@ func TestEvaluate(t *testing.T) {
 			rb.Spec.Replicas = 5
 			return rb
 		}, Schedule, false},
+		{"duplicated binding evicted from a cluster since it was scheduled", func() *workv1alpha2.ResourceBinding {
+			rb := scheduled(fixture.Binding("x").Replicas(3).Scheduled(fixture.T("a", 3)))
+			created := metav1.NewTime(rb.Status.LastScheduledTime.Add(time.Minute))
+			rb.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "b", Reason: "TaintUntolerated", Producer: "TaintManager", CreationTimestamp: &created}}
+			return rb
+		}, Schedule, false},
+		{"eviction already scheduled around", func() *workv1alpha2.ResourceBinding {
+			rb := scheduled(fixture.Binding("x").Replicas(3).Scheduled(fixture.T("a", 3)))
+			created := metav1.NewTime(rb.Status.LastScheduledTime.Add(-time.Minute))
+			rb.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "b", Reason: "TaintUntolerated", Producer: "TaintManager", CreationTimestamp: &created}}
+			return rb
+		}, Nothing, false},
 		{"duplicated replicas changed", func() *workv1alpha2.ResourceBinding {
 			rb := scheduled(fixture.Binding("x").Replicas(3).Scheduled(fixture.T("a", 3), fixture.T("b", 3)))
 			rb.Spec.Replicas = 4
