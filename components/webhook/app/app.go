@@ -71,6 +71,7 @@ type Options struct {
 	notReadyTolerationSeconds    int64
 	unreachableTolerationSeconds int64
 	quotaEnforcement             bool
+	allowNoExecuteTaintPolicy    bool
 	gracefulShutdown             time.Duration
 }
 
@@ -92,6 +93,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"tolerationSeconds of the cluster.karmada.io/not-ready:NoExecute toleration added to every propagation policy that has none.")
 	fs.Int64Var(&o.unreachableTolerationSeconds, "default-unreachable-toleration-seconds", propagationpolicy.DefaultTolerationSeconds,
 		"tolerationSeconds of the cluster.karmada.io/unreachable:NoExecute toleration added to every propagation policy that has none.")
+	fs.BoolVar(&o.allowNoExecuteTaintPolicy, "allow-no-execute-taint-policy", false,
+		"Allow ClusterTaintPolicies with NoExecute taints, which evict the workloads that do not tolerate them.")
 	fs.BoolVar(&o.quotaEnforcement, "enable-federated-quota-enforcement", false,
 		"Refuse ResourceBindings whose scheduled replicas would exceed a FederatedResourceQuota (Karmada's FederatedQuotaEnforcement).")
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long requests in flight may take to finish on shutdown.")
@@ -161,6 +164,7 @@ type Handlers struct {
 	NotReadyTolerationSeconds    int64
 	UnreachableTolerationSeconds int64
 	QuotaEnforcement             bool
+	AllowNoExecuteTaintPolicy    bool
 }
 
 // The configurations carry Karmada's names; their webhooks come from the
@@ -188,7 +192,7 @@ func Endpoints(h Handlers) map[string]http.Handler {
 		"/validate-resourcebinding":                         admit(binding.NewQuotaValidator(d, h.Reader, h.QuotaEnforcement)),
 		"/mutate-clusterresourcebinding":                    admit(binding.NewClusterResourceBindingDefaulter(d)),
 		"/mutate-work":                                      admit(work.NewDefaulter(d)),
-		"/validate-clustertaintpolicy":                      admit(clustertaintpolicy.NewValidator(d, h.Reader)),
+		"/validate-clustertaintpolicy":                      admit(clustertaintpolicy.NewValidator(d, h.Reader, h.AllowNoExecuteTaintPolicy)),
 		"/validate-resourceinterpretercustomization":        admit(interpreterconfig.NewCustomizationValidator(d, h.Reader, h.VM)),
 		"/validate-resourceinterpreterwebhookconfiguration": admit(interpreterconfig.NewWebhookConfigurationValidator(d)),
 		"/validate-federatedresourcequota":                  admit(resourcequota.NewValidator(d)),
@@ -291,6 +295,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		NotReadyTolerationSeconds:    opts.notReadyTolerationSeconds,
 		UnreachableTolerationSeconds: opts.unreachableTolerationSeconds,
 		QuotaEnforcement:             opts.quotaEnforcement,
+		AllowNoExecuteTaintPolicy:    opts.allowNoExecuteTaintPolicy,
 	}) {
 		server.Register(path, handler)
 	}

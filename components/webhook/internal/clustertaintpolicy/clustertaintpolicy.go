@@ -26,13 +26,16 @@ import (
 // Validator serves /validate-clustertaintpolicy. It reads the other
 // policies through reader (the manager's cache).
 type Validator struct {
-	decoder admission.Decoder
-	reader  client.Reader
+	decoder        admission.Decoder
+	reader         client.Reader
+	allowNoExecute bool
 }
 
-// NewValidator returns the ClusterTaintPolicy validating handler.
-func NewValidator(decoder admission.Decoder, reader client.Reader) *Validator {
-	return &Validator{decoder: decoder, reader: reader}
+// NewValidator returns the ClusterTaintPolicy validating handler;
+// allowNoExecute (--allow-no-execute-taint-policy) lets policies add
+// NoExecute taints, which evict what does not tolerate them.
+func NewValidator(decoder admission.Decoder, reader client.Reader, allowNoExecute bool) *Validator {
+	return &Validator{decoder: decoder, reader: reader, allowNoExecute: allowNoExecute}
 }
 
 // Handle refuses an invalid policy, naming each field at fault.
@@ -42,6 +45,9 @@ func (h *Validator) Handle(ctx context.Context, req admission.Request) admission
 		return verdict.BadRequest(err)
 	}
 	errs := Validate(&policy.Spec, field.NewPath("spec"))
+	if !h.allowNoExecute {
+		errs = append(errs, noExecute(policy.Spec.Taints, field.NewPath("spec", "taints"))...)
+	}
 	var others policyv1alpha1.ClusterTaintPolicyList
 	if err := h.reader.List(ctx, &others); err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("listing ClusterTaintPolicies: %w", err))
@@ -81,6 +87,20 @@ func Validate(spec *policyv1alpha1.ClusterTaintPolicySpec, path *field.Path) fie
 			errs = append(errs, field.Duplicate(p, fmt.Sprintf("%s:%s", t.Key, t.Effect)))
 		}
 		seen[k] = true
+	}
+	return errs
+}
+
+// noExecute refuses NoExecute taints: applied to a cluster, they evict
+// every workload that does not tolerate them, so an administrator must
+// allow them explicitly, as in Karmada.
+func noExecute(taints []policyv1alpha1.Taint, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range taints {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			errs = append(errs, field.Forbidden(path.Index(i).Child("effect"),
+				"taints with effect NoExecute evict the workloads that do not tolerate them; the webhook allows them only with --allow-no-execute-taint-policy"))
+		}
 	}
 	return errs
 }

@@ -31,7 +31,7 @@ func TestValidate(t *testing.T) {
 		p.Spec.Taints = []policyv1alpha1.Taint{{Key: "example.io/degraded", Effect: corev1.TaintEffectNoExecute}}
 	})
 	reader := fake.NewClientBuilder().WithScheme(admissiontest.Scheme()).WithObjects(existing).Build()
-	h := NewValidator(admissiontest.Decoder(), reader)
+	h := NewValidator(admissiontest.Decoder(), reader, true)
 	tests := []struct {
 		name string
 		obj  *policyv1alpha1.ClusterTaintPolicy
@@ -76,4 +76,16 @@ func TestValidate(t *testing.T) {
 			admissiontest.Check(t, h, admissiontest.Create(tc.obj), admissiontest.Want{Denied: tc.want})
 		})
 	}
+}
+
+// TestNoExecuteNeedsAllowing: without --allow-no-execute-taint-policy a
+// NoExecute taint is refused, naming its effect; NoSchedule ones pass.
+func TestNoExecuteNeedsAllowing(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(admissiontest.Scheme()).Build()
+	h := NewValidator(admissiontest.Decoder(), reader, false)
+	admissiontest.Check(t, h, admissiontest.Create(policy("no-schedule")), admissiontest.Want{})
+	noExec := policy("no-execute", func(p *policyv1alpha1.ClusterTaintPolicy) {
+		p.Spec.Taints = append(p.Spec.Taints, policyv1alpha1.Taint{Key: "example.io/degraded", Effect: corev1.TaintEffectNoExecute})
+	})
+	admissiontest.Check(t, h, admissiontest.Create(noExec), admissiontest.Want{Denied: []string{"spec.taints[1].effect"}})
 }
