@@ -209,11 +209,14 @@ func TestDeployAndDelete(t *testing.T) {
 func TestDeleteWaitsForInstances(t *testing.T) {
 	s := startAPIServer(t)
 	ctx := t.Context()
-	opts := options{kubeconfig: s.kubeconfig, dir: defaultDir, timeout: 2 * time.Second}
+	// The default timeout to deploy (a loaded machine may take seconds to
+	// establish the CRD); a short one for the undeploy that must give up.
+	opts := options{kubeconfig: s.kubeconfig, dir: defaultDir}
 	var out bytes.Buffer
 	if err := run(ctx, opts, &out); err != nil {
 		t.Fatalf("deploy: %v\n%s", err, out.String())
 	}
+	opts.timeout = 2 * time.Second
 	sample := readSample(t)
 	sample.SetNamespace(namespace)
 	sample.SetFinalizers([]string{"example.com/held"})
