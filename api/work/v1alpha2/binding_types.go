@@ -346,9 +346,9 @@ type GracefulEvictionTask struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
-	// producer is the controller that created the task, e.g. TaintManager.
+	// producer is the controller that created the task, e.g. TaintManager
+	// or resource-binding-application-failover-controller.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=32
 	// +required
 	Producer string `json:"producer"`
 

@@ -36,16 +36,22 @@ type Task struct {
 
 // Evict takes cluster out of spec.clusters and, unless the cluster is
 // already being evicted, records a graceful eviction task for it with the
-// replicas it had and the clusters the workload was on. It reports whether
+// replicas it had (and, with a preserved state, the clusters the workload
+// was on). It reports whether
 // spec changed; a cluster not in spec.clusters changes nothing.
 func Evict(spec *workv1alpha2.ResourceBindingSpec, cluster string, t Task, now metav1.Time) bool {
 	i := slices.IndexFunc(spec.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == cluster })
 	if i < 0 {
 		return false
 	}
-	before := make([]string, len(spec.Clusters))
-	for j, c := range spec.Clusters {
-		before[j] = c.Name
+	// The clusters before the failover say where the preserved state is
+	// not injected; as in Karmada, they are recorded only with a state.
+	var before []string
+	if len(t.PreservedLabelState) > 0 {
+		before = make([]string, len(spec.Clusters))
+		for j, c := range spec.Clusters {
+			before[j] = c.Name
+		}
 	}
 	evicted := spec.Clusters[i]
 	spec.Clusters = slices.Delete(slices.Clone(spec.Clusters), i, i+1)

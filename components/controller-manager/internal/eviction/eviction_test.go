@@ -54,6 +54,13 @@ func TestEvict(t *testing.T) {
 		t.Errorf("re-evicting: clusters %v tasks %v", spec.Clusters, spec.GracefulEvictionTasks)
 	}
 
+	// Without a state to preserve, the clusters before are not recorded.
+	spec = &workv1alpha2.ResourceBindingSpec{Clusters: targets("m1", 1)}
+	eviction.Evict(spec, "m1", eviction.Task{Producer: "p", Reason: "r"}, now)
+	if spec.GracefulEvictionTasks[0].ClustersBeforeFailover != nil {
+		t.Error("clusters before failover recorded without a preserved state")
+	}
+
 	// A workload without replicas records none.
 	spec = &workv1alpha2.ResourceBindingSpec{Clusters: targets("m1", 0)}
 	eviction.Evict(spec, "m1", task, now)
