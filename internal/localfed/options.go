@@ -68,6 +68,10 @@ type Options struct {
 
 	// StartTimeout bounds Start on top of its context. Default: 2m.
 	StartTimeout time.Duration
+
+	// WebhookArgs are extra flags of the in-process webhook, e.g.
+	// --allow-no-execute-taint-policy=true.
+	WebhookArgs []string
 }
 
 // NodeOptions describes the kwok nodes of each member.

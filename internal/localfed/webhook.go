@@ -61,8 +61,10 @@ func (f *Federation) startWebhook(ctx context.Context, c *Cluster) (*webhookServ
 			return nil, fmt.Errorf("writing the webhook's %s: %w", name, err)
 		}
 	}
-	opts, err := webhookapp.ParseOptions("--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
-		"--cert-dir="+certDir, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--graceful-shutdown-timeout=5s")
+	args := append([]string{"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+		"--cert-dir=" + certDir, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--graceful-shutdown-timeout=5s"},
+		f.opts.WebhookArgs...)
+	opts, err := webhookapp.ParseOptions(args...)
 	if err != nil {
 		return nil, err
 	}

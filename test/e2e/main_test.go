@@ -58,7 +58,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fed, err = localfed.Start(ctx, localfed.Options{Members: 3, WorkDir: workDir, StartTimeout: 5 * time.Minute})
+	fed, err = localfed.Start(ctx, localfed.Options{Members: 3, WorkDir: workDir, StartTimeout: 5 * time.Minute,
+		// The failover scenario's ClusterTaintPolicy taints NoExecute.
+		WebhookArgs: []string{"--allow-no-execute-taint-policy=true"}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the local federation: %v\n", err)
 		return 1
@@ -119,7 +121,8 @@ var controllerManager, scheduler *component
 func startComponents(ctx context.Context) error {
 	logger := log.FromContext(ctx)
 	cm, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0",
-		"--cluster-status-update-frequency=2s", "--cluster-health-probe-period=2s")
+		"--cluster-status-update-frequency=2s", "--cluster-health-probe-period=2s",
+		"--feature-gates=Failover=true", "--enable-no-execute-taint-eviction=true")
 	if err != nil {
 		return fmt.Errorf("controller-manager options: %w", err)
 	}
