@@ -317,6 +317,13 @@ func (s *Scheduler) refitAffected(ctx context.Context, before, after *clusterv1a
 	}
 }
 
+// markRefit asks for a refit of key in its next cycle.
+func (s *Scheduler) markRefit(key queue.Key) {
+	s.refitMu.Lock()
+	defer s.refitMu.Unlock()
+	s.refits[key] = struct{}{}
+}
+
 // refitPending reports whether key waits for a refit.
 func (s *Scheduler) refitPending(key queue.Key) bool {
 	s.refitMu.Lock()
@@ -448,7 +455,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 	refit := s.takeRefit(key)
 	trigger := Evaluate(b, s.targetState)
 	if refit && trigger.Action != Schedule && Refit(b) {
-		if outcome, wrote := s.refit(ctx, b); wrote {
+		outcome, wrote := s.refit(ctx, b)
+		if outcome == queue.Failed {
+			// A write failed (a conflict, most often: the controllers
+			// update bindings all the time); the retry must refit again,
+			// which Evaluate alone would not ask for.
+			s.markRefit(key)
+		}
+		if wrote {
 			return outcome
 		}
 	}
