@@ -128,9 +128,20 @@ func TestAccuratePodRequirements(t *testing.T) {
 			name: "pod-level requests replace cpu and memory",
 			spec: map[string]any{
 				"containers": []any{container("a", map[string]any{"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"}, nil)},
-				"resources":  map[string]any{"requests": rl("2", ""), "limits": rl("", "4Gi")},
+				"resources":  map[string]any{"requests": rl("2", "4Gi")},
 			},
 			want: map[string]any{"resourceRequest": map[string]any{"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}},
+		},
+		{
+			// The pod's defaulting: a pod-level request left out takes what
+			// the containers request, and the pod-level limit only where
+			// they request nothing.
+			name: "a pod-level limit stands in only for what no container requests",
+			spec: map[string]any{
+				"containers": []any{container("a", rl("", "64Mi"), nil)},
+				"resources":  map[string]any{"limits": rl("2", "4Gi")},
+			},
+			want: map[string]any{"resourceRequest": map[string]any{"cpu": "2", "memory": "64Mi"}},
 		},
 		{
 			name: "node claim and priority class",

@@ -64,6 +64,16 @@ func TestGetReplicas(t *testing.T) {
 		wantReplicas: 1,
 		want:         &workv1alpha2.ReplicaRequirements{ResourceRequest: requestOf2("cpu", "250m"), Namespace: "shop"},
 	}, {
+		// As the API server defaults the pod: a pod-level request left out
+		// takes what the containers request, the pod-level limit only what
+		// no container requests.
+		name: "pod-level limits stand in only for what no container requests",
+		obj: deployment().
+			set(list(container("app", map[string]any{"memory": "64Mi"})), "spec", "template", "spec", "containers").
+			set(map[string]any{"limits": map[string]any{"cpu": "2", "memory": "4Gi"}}, "spec", "template", "spec", "resources").u(),
+		wantReplicas: 1,
+		want:         &workv1alpha2.ReplicaRequirements{ResourceRequest: requestOf2("cpu", "2", "memory", "64Mi"), Namespace: "shop"},
+	}, {
 		name: "node claim and priority class",
 		obj: newObj("apps/v1", "StatefulSet").set(int64(4), "spec", "replicas").
 			set(map[string]any{"disk": "ssd"}, "spec", "template", "spec", "nodeSelector").

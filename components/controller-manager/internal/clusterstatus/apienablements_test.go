@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/podrequests"
 )
 
 func TestAPIEnablements(t *testing.T) {
@@ -84,7 +85,7 @@ func TestTrim(t *testing.T) {
 	p.Spec.Containers[0].Resources.Limits = list("cpu", "4")
 	p.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"}
 	gotPod, _ := trimPod(p)
-	if diff := cmp.Diff(podRequests(p), podRequests(gotPod.(*corev1.Pod)), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+	if diff := cmp.Diff(podrequests.ForPod(&p.Spec), podrequests.ForPod(&gotPod.(*corev1.Pod).Spec), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("trimming changed the pod's requests (-want +got):\n%s", diff)
 	}
 	tp := gotPod.(*corev1.Pod)

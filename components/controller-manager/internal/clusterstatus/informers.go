@@ -72,7 +72,7 @@ func trimNode(obj any) (any, error) {
 	return out, nil
 }
 
-// trimPod keeps what podRequests and the summaries read: the node, the phase
+// trimPod keeps what podrequests.ForPod and the summaries read: the node, the phase
 // and the requests of containers, init containers, pod and overhead.
 func trimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)

@@ -1,12 +1,11 @@
 package clusterstatus
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/podrequests"
 )
 
 // nodeSummary counts the nodes and those whose Ready condition is True.
@@ -32,7 +31,8 @@ func nodeReady(n *corev1.Node) bool {
 // resourceSummary sums, as Karmada does: allocatable over every node;
 // allocated over the pods bound to a node that have not terminated (the
 // scheduler counts them against the node); allocating over the pending pods
-// not bound yet. allocated and allocating always list cpu, memory,
+// not bound yet. A pod counts with its effective requests (podrequests.ForPod:
+// sidecars, init containers, pod-level requests and overhead included). allocated and allocating always list cpu, memory,
 // ephemeral-storage and the pod count, zero or not.
 func resourceSummary(models []clusterv1alpha1.ResourceModel, nodes []*corev1.Node, pods []*corev1.Pod) *clusterv1alpha1.ResourceSummary {
 	allocatable := corev1.ResourceList{}
@@ -44,10 +44,10 @@ func resourceSummary(models []clusterv1alpha1.ResourceModel, nodes []*corev1.Nod
 	for _, p := range pods {
 		switch {
 		case occupiesNode(p):
-			addTo(allocated, podRequests(p))
+			addTo(allocated, podrequests.ForPod(&p.Spec))
 			allocatedPods++
 		case p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending:
-			addTo(allocating, podRequests(p))
+			addTo(allocating, podrequests.ForPod(&p.Spec))
 			allocatingPods++
 		}
 	}
@@ -75,46 +75,6 @@ func baseList() corev1.ResourceList {
 	}
 }
 
-// podRequests is what the scheduler reserves for a pod: the larger of the
-// app containers plus sidecars and the peak during initialisation (each init
-// container runs alone next to the sidecars started before it); pod-level
-// requests, where given, replace the containers' for cpu, memory and huge
-// pages; the runtime overhead comes on top.
-func podRequests(p *corev1.Pod) corev1.ResourceList {
-	reqs := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		addTo(reqs, c.Resources.Requests)
-	}
-	sidecars := corev1.ResourceList{}
-	initPeak := corev1.ResourceList{}
-	for _, c := range p.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addTo(reqs, c.Resources.Requests)
-			addTo(sidecars, c.Resources.Requests)
-			maxInto(initPeak, sidecars)
-			continue
-		}
-		step := corev1.ResourceList{}
-		addTo(step, sidecars)
-		addTo(step, c.Resources.Requests)
-		maxInto(initPeak, step)
-	}
-	maxInto(reqs, initPeak)
-	if p.Spec.Resources != nil {
-		for name, q := range p.Spec.Resources.Requests {
-			if podLevelResource(name) {
-				reqs[name] = q.DeepCopy()
-			}
-		}
-	}
-	addTo(reqs, p.Spec.Overhead)
-	return reqs
-}
-
-func podLevelResource(name corev1.ResourceName) bool {
-	return name == corev1.ResourceCPU || name == corev1.ResourceMemory || strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
-}
-
 // addTo adds add into sum.
 func addTo(sum, add corev1.ResourceList) {
 	for name, q := range add {
@@ -123,15 +83,6 @@ func addTo(sum, add corev1.ResourceList) {
 			sum[name] = cur
 		} else {
 			sum[name] = q.DeepCopy()
-		}
-	}
-}
-
-// maxInto raises each resource of into to at least that of other.
-func maxInto(into, other corev1.ResourceList) {
-	for name, q := range other {
-		if cur, ok := into[name]; !ok || q.Cmp(cur) > 0 {
-			into[name] = q.DeepCopy()
 		}
 	}
 }
@@ -155,7 +106,7 @@ func allocatableModelings(models []clusterv1alpha1.ResourceModel, nodes []*corev
 			u = corev1.ResourceList{}
 			used[p.Spec.NodeName] = u
 		}
-		addTo(u, podRequests(p))
+		addTo(u, podrequests.ForPod(&p.Spec))
 		addTo(u, corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI)})
 	}
 

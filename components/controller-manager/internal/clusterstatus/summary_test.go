@@ -80,57 +80,6 @@ func equalLists(t *testing.T, what string, want, got corev1.ResourceList) {
 	}
 }
 
-func TestPodRequests(t *testing.T) {
-	tests := []struct {
-		name string
-		pod  *corev1.Pod
-		want corev1.ResourceList
-	}{
-		{name: "no requests", pod: pod("p", containers(container())), want: list()},
-		{
-			name: "containers add up",
-			pod:  pod("p", containers(container("cpu", "100m", "memory", "64Mi"), container("cpu", "200m"))),
-			want: list("cpu", "300m", "memory", "64Mi"),
-		},
-		{
-			name: "a big init container sets the peak",
-			pod:  pod("p", containers(container("cpu", "100m")), inits(container("cpu", "1", "memory", "1Gi"), container("cpu", "500m"))),
-			want: list("cpu", "1", "memory", "1Gi"),
-		},
-		{
-			name: "small init containers do not matter",
-			pod:  pod("p", containers(container("cpu", "2")), inits(container("cpu", "1"))),
-			want: list("cpu", "2"),
-		},
-		{
-			name: "sidecars run with the app, and with later init containers",
-			// sidecar 200m + app 300m = 500m; init after the sidecar 1 + 200m = 1200m.
-			pod:  pod("p", containers(container("cpu", "300m")), inits(sidecar("cpu", "200m"), container("cpu", "1"))),
-			want: list("cpu", "1200m"),
-		},
-		{
-			name: "an init container before the sidecar runs without it",
-			pod:  pod("p", containers(container("cpu", "300m")), inits(container("cpu", "600m"), sidecar("cpu", "200m"))),
-			want: list("cpu", "600m"),
-		},
-		{
-			name: "pod-level requests replace cpu and memory",
-			pod:  pod("p", containers(container("cpu", "100m", "memory", "1Gi", "ephemeral-storage", "1Gi")), podLevel(list("cpu", "2", "memory", "4Gi"))),
-			want: list("cpu", "2", "memory", "4Gi", "ephemeral-storage", "1Gi"),
-		},
-		{
-			name: "overhead comes on top",
-			pod:  pod("p", containers(container("cpu", "1")), overhead(list("cpu", "250m", "memory", "120Mi"))),
-			want: list("cpu", "1250m", "memory", "120Mi"),
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			equalLists(t, "podRequests", tt.want, podRequests(tt.pod))
-		})
-	}
-}
-
 func TestNodeSummary(t *testing.T) {
 	got := nodeSummary([]*corev1.Node{
 		node("a", true, nil),
@@ -151,6 +100,10 @@ func TestResourceSummary(t *testing.T) {
 	}
 	pods := []*corev1.Pod{
 		pod("running", on("a"), containers(container("cpu", "1", "memory", "1Gi"))),
+		// Counted with its effective requests: app 100m + sidecar 200m +
+		// overhead 50m; memory from the pod-level request.
+		pod("with-sidecar", on("a"), containers(container("cpu", "100m")), inits(sidecar("cpu", "200m")),
+			podLevel(list("memory", "512Mi")), overhead(list("cpu", "50m"))),
 		pod("pending-bound", on("b"), phase(corev1.PodPending), containers(container("cpu", "500m", "nvidia.com/gpu", "1"))),
 		pod("done", on("a"), phase(corev1.PodSucceeded), containers(container("cpu", "4"))),
 		pod("failed", on("a"), phase(corev1.PodFailed), containers(container("cpu", "4"))),
@@ -161,7 +114,7 @@ func TestResourceSummary(t *testing.T) {
 	}
 	got := resourceSummary(nil, nodes, pods)
 	equalLists(t, "allocatable", list("cpu", "12", "memory", "48Gi", "pods", "220", "nvidia.com/gpu", "1"), got.Allocatable)
-	equalLists(t, "allocated", list("cpu", "1500m", "memory", "1Gi", "ephemeral-storage", "0", "pods", "2", "nvidia.com/gpu", "1"), got.Allocated)
+	equalLists(t, "allocated", list("cpu", "1850m", "memory", "1536Mi", "ephemeral-storage", "0", "pods", "3", "nvidia.com/gpu", "1"), got.Allocated)
 	equalLists(t, "allocating", list("cpu", "2", "memory", "4Gi", "ephemeral-storage", "0", "pods", "2"), got.Allocating)
 	if got.AllocatableModelings != nil {
 		t.Errorf("allocatableModelings without models = %v", got.AllocatableModelings)
