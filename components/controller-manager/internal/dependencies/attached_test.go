@@ -153,18 +153,22 @@ func TestWithoutSnapshot(t *testing.T) {
 func TestResolve(t *testing.T) {
 	abort, overwrite := settings{}, settings{overwrite: true}
 	preserve := settings{preserve: true}
+	const (
+		crConflict       = "ConflictResolution conflicted (Overwrite vs Abort)"
+		preserveConflict = "PreserveResourcesOnDeletion conflicted (true vs false)"
+	)
 	tests := []struct {
 		name          string
 		all           []settings
 		want          settings
-		wantConflicts int
+		wantConflicts []string
 	}{
 		{name: "none", want: settings{}},
 		{name: "one", all: []settings{overwrite}, want: overwrite},
 		{name: "agreeing", all: []settings{abort, abort}, want: abort},
-		{name: "any Overwrite wins", all: []settings{abort, overwrite}, want: overwrite, wantConflicts: 1},
-		{name: "any preservation wins", all: []settings{preserve, abort}, want: preserve, wantConflicts: 1},
-		{name: "both disagree", all: []settings{{overwrite: true, preserve: true}, abort}, want: settings{overwrite: true, preserve: true}, wantConflicts: 2},
+		{name: "any Overwrite wins", all: []settings{abort, overwrite}, want: overwrite, wantConflicts: []string{crConflict}},
+		{name: "any preservation wins", all: []settings{preserve, abort}, want: preserve, wantConflicts: []string{preserveConflict}},
+		{name: "both disagree", all: []settings{{overwrite: true, preserve: true}, abort}, want: settings{overwrite: true, preserve: true}, wantConflicts: []string{crConflict, preserveConflict}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,8 +176,30 @@ func TestResolve(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("resolve = %+v, want %+v", got, tt.want)
 			}
-			if len(conflicts) != tt.wantConflicts {
-				t.Errorf("conflicts = %q, want %d", conflicts, tt.wantConflicts)
+			if diff := cmp.Diff(tt.wantConflicts, conflicts); diff != "" {
+				t.Errorf("conflicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A dependent released by its policy keeps its place but has no say while
+// a claimed one has.
+func TestHeard(t *testing.T) {
+	claimedAbort := voice{claimed: true}
+	releasedOverwrite := voice{settings: settings{overwrite: true}}
+	for _, tt := range []struct {
+		name   string
+		voices []voice
+		want   []settings
+	}{
+		{name: "claimed ones only", voices: []voice{claimedAbort, releasedOverwrite}, want: []settings{{}}},
+		{name: "all released: all", voices: []voice{releasedOverwrite, {}}, want: []settings{{overwrite: true}, {}}},
+		{name: "none", want: []settings{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, heard(tt.voices), cmp.AllowUnexported(settings{})); diff != "" {
+				t.Errorf("heard (-want +got):\n%s", diff)
 			}
 		})
 	}
