@@ -24,11 +24,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/applicationfailover"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/bindingstatus"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cluster"
@@ -42,6 +44,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/taintmanager"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workloadrebalancer"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workstatus"
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
 	"github.com/flotilla-io/flotilla/internal/features"
@@ -200,6 +203,54 @@ func (o *Options) validate() ([]*regexp.Regexp, error) {
 	return skipped, errors.Join(errs...)
 }
 
+// failoverControllers are the failover controllers the feature gates and
+// flags turn on, with Karmada's conditions: the ClusterTaintPolicy and
+// application failover controllers with Failover, the taint manager with
+// it and --enable-no-execute-taint-eviction, the graceful eviction
+// controllers with GracefulEviction.
+func failoverControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorder.Broadcaster, interp *interpreter.Chain) []controllerSetup {
+	gates := opts.featureGates()
+	graceful, preserve := gates.Enabled(features.GracefulEviction), gates.Enabled(features.StatefulFailoverInjection)
+	var out []controllerSetup
+	if gates.Enabled(features.Failover) {
+		out = append(out, controllerSetup{clustertaintpolicy.ControllerName, (&clustertaintpolicy.Reconciler{
+			Client:   mgr.GetClient(),
+			Recorder: recorders.NewRecorder(clustertaintpolicy.ControllerName),
+		}).SetupWithManager})
+		if opts.enableNoExecuteTaintEviction {
+			out = append(out, controllerSetup{taintmanager.ControllerName, (&taintmanager.Reconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                recorders.NewRecorder(taintmanager.ControllerName),
+				PurgeMode:               policyv1alpha1.PurgeMode(opts.noExecuteTaintEvictionPurge),
+				Graceful:                graceful,
+				PreserveState:           preserve,
+				MaxConcurrentReconciles: opts.concurrentClusterSyncs,
+			}).SetupWithManager})
+		}
+		appFailover := func(name string) *applicationfailover.Reconciler {
+			return &applicationfailover.Reconciler{Client: mgr.GetClient(), Recorder: recorders.NewRecorder(name), Interpreter: interp,
+				Graceful: graceful, PreserveState: preserve, MaxConcurrentReconciles: opts.concurrentBindingSyncs}
+		}
+		out = append(out,
+			controllerSetup{applicationfailover.ResourceBindingControllerName,
+				appFailover(applicationfailover.ResourceBindingControllerName).SetupWithManager},
+			controllerSetup{applicationfailover.ClusterResourceBindingControllerName,
+				appFailover(applicationfailover.ClusterResourceBindingControllerName).SetupClusterWithManager})
+	}
+	if graceful {
+		ender := func(name string) *gracefuleviction.Reconciler {
+			return &gracefuleviction.Reconciler{Client: mgr.GetClient(), Recorder: recorders.NewRecorder(name),
+				Timeout: opts.gracefulEvictionTimeout, MaxConcurrentReconciles: opts.concurrentBindingSyncs}
+		}
+		out = append(out,
+			controllerSetup{gracefuleviction.ResourceBindingControllerName,
+				ender(gracefuleviction.ResourceBindingControllerName).SetupWithManager},
+			controllerSetup{gracefuleviction.ClusterResourceBindingControllerName,
+				ender(gracefuleviction.ClusterResourceBindingControllerName).SetupClusterWithManager})
+	}
+	return out
+}
+
 // controllerSetup adds one controller to the manager.
 type controllerSetup struct {
 	name  string
@@ -216,7 +267,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	}
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
-		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, policyv1alpha1.AddToScheme, configv1alpha1.AddToScheme} {
+		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, policyv1alpha1.AddToScheme, configv1alpha1.AddToScheme,
+		appsv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return fmt.Errorf("building scheme: %w", err)
 		}
@@ -324,6 +376,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			Interpreter:             interp,
 			Recorder:                recorders.NewRecorder(binding.ControllerName),
 			MaxConcurrentReconciles: opts.concurrentBindingSyncs,
+			InjectPreservedState:    opts.featureGates().Enabled(features.StatefulFailoverInjection),
 		}).SetupWithManager},
 		{bindingstatus.ControllerName, (&bindingstatus.Reconciler{
 			Client:                  mgr.GetClient(),
@@ -363,31 +416,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			SkippedNamespaces:       skipped,
 			MaxConcurrentReconciles: opts.concurrentNamespaceSyncs,
 		}).SetupWithManager},
+		{workloadrebalancer.ControllerName, (&workloadrebalancer.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager},
 	}
-	gates := opts.featureGates()
-	if gates.Enabled(features.Failover) {
-		controllers = append(controllers, controllerSetup{clustertaintpolicy.ControllerName, (&clustertaintpolicy.Reconciler{
-			Client:   mgr.GetClient(),
-			Recorder: recorders.NewRecorder(clustertaintpolicy.ControllerName),
-		}).SetupWithManager})
-		if opts.enableNoExecuteTaintEviction {
-			controllers = append(controllers, controllerSetup{taintmanager.ControllerName, (&taintmanager.Reconciler{
-				Client:                  mgr.GetClient(),
-				Recorder:                recorders.NewRecorder(taintmanager.ControllerName),
-				PurgeMode:               policyv1alpha1.PurgeMode(opts.noExecuteTaintEvictionPurge),
-				Graceful:                gates.Enabled(features.GracefulEviction),
-				PreserveState:           gates.Enabled(features.StatefulFailoverInjection),
-				MaxConcurrentReconciles: opts.concurrentClusterSyncs,
-			}).SetupWithManager})
-		}
-	}
-	if gates.Enabled(features.GracefulEviction) {
-		rb := &gracefuleviction.Reconciler{Client: mgr.GetClient(), Recorder: recorders.NewRecorder(gracefuleviction.ResourceBindingControllerName),
-			Timeout: opts.gracefulEvictionTimeout, MaxConcurrentReconciles: opts.concurrentBindingSyncs}
-		crb := &gracefuleviction.Reconciler{Client: mgr.GetClient(), Recorder: recorders.NewRecorder(gracefuleviction.ClusterResourceBindingControllerName),
-			Timeout: opts.gracefulEvictionTimeout, MaxConcurrentReconciles: opts.concurrentBindingSyncs}
-		controllers = append(controllers, controllerSetup{gracefuleviction.ResourceBindingControllerName, rb.SetupWithManager}, controllerSetup{gracefuleviction.ClusterResourceBindingControllerName, crb.SetupClusterWithManager})
-	}
+	controllers = append(controllers, failoverControllers(mgr, opts, recorders, interp)...)
 	for _, c := range controllers {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)
@@ -422,6 +453,7 @@ func RequiredKinds() []schema.GroupVersionKind {
 		workv1alpha2.GroupVersion.WithKind("ClusterResourceBinding"),
 		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization"),
 		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration"),
+		appsv1alpha1.GroupVersion.WithKind("WorkloadRebalancer"),
 	}
 }
 

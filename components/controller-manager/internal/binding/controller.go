@@ -50,6 +50,9 @@ type Reconciler struct {
 	// MaxConcurrentReconciles bounds the bindings of each kind synced at
 	// once. Default: 5.
 	MaxConcurrentReconciles int
+	// InjectPreservedState puts the state a failover preserved into the
+	// labels of the workload's new copy (StatefulFailoverInjection).
+	InjectPreservedState bool
 }
 
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;update;patch

@@ -3,6 +3,7 @@ package binding
 import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
 
@@ -99,7 +100,8 @@ func (v View) Owns(labels, annotations map[string]string) bool {
 
 // ExistingClusters are the clusters where the binding may have a Work: the
 // scheduled ones, those of bindings that require this one, and those it is
-// being gracefully evicted from (their copies stay until the eviction ends).
+// being gracefully evicted from (their copies stay until the eviction ends,
+// unless purged Directly).
 func ExistingClusters(spec *workv1alpha2.ResourceBindingSpec) map[string]bool {
 	out := make(map[string]bool, len(spec.Clusters))
 	for _, c := range spec.Clusters {
@@ -111,7 +113,11 @@ func ExistingClusters(spec *workv1alpha2.ResourceBindingSpec) map[string]bool {
 		}
 	}
 	for _, t := range spec.GracefulEvictionTasks {
-		out[t.FromCluster] = true
+		// A copy purged Directly goes at once, as in Karmada; the task
+		// stays for the scheduler and the state it carries.
+		if t.PurgeMode != policyv1alpha1.PurgeModeDirectly {
+			out[t.FromCluster] = true
+		}
 	}
 	return out
 }

@@ -43,7 +43,11 @@ func TestExistingClusters(t *testing.T) {
 	spec := &workv1alpha2.ResourceBindingSpec{
 		Clusters:              clusters("m1", 1),
 		RequiredBy:            []workv1alpha2.BindingSnapshot{{Name: "a", Clusters: clusters("m2", 1)}},
-		GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "m3", Reason: "TaintUntolerated", Producer: "TaintManager"}},
+		GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{
+			{FromCluster: "m3", Reason: "TaintUntolerated", Producer: "TaintManager"},
+			// Purged Directly: its copy goes at once.
+			{FromCluster: "m4", Reason: "ApplicationFailure", Producer: "resource-binding-application-failover-controller", PurgeMode: "Directly"},
+		},
 	}
 	want := map[string]bool{"m1": true, "m2": true, "m3": true}
 	if diff := cmp.Diff(want, ExistingClusters(spec)); diff != "" {

@@ -273,6 +273,9 @@ func (r *Reconciler) syncCluster(ctx context.Context, v View, template, base *un
 		s.failures = append(s.failures, err)
 		return
 	}
+	if r.InjectPreservedState {
+		t.labels = preservedState(v.Spec, t.cluster)
+	}
 	rd, err := render(ctx, r.Interpreter, ops, base, t, cluster, id, work)
 	var oe *overrideError
 	if errors.As(err, &oe) {

@@ -71,6 +71,14 @@ func render(ctx context.Context, interp interpreter.Interpreter, ops overrideApp
 			return nil, fmt.Errorf("setting completions: %w", err)
 		}
 	}
+	if len(t.labels) > 0 {
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = make(map[string]string, len(t.labels))
+		}
+		maps.Copy(labels, t.labels)
+		obj.SetLabels(labels)
+	}
 	out, matches, err := ops.Apply(obj, cluster)
 	if err != nil {
 		return nil, &overrideError{err: err}

@@ -21,6 +21,8 @@ type target struct {
 	completions *int64
 	// suspend holds the Work back from the member.
 	suspend bool
+	// labels are added to the manifest: the state a failover preserved.
+	labels map[string]string
 }
 
 // targetsFor decides which clusters get a Work and with which counts:
@@ -176,4 +178,20 @@ func conflictResolution(manifestAnnotations map[string]string, fromBinding polic
 		return workv1alpha1.ConflictResolutionOverwrite
 	}
 	return workv1alpha1.ConflictResolutionAbort
+}
+
+// preservedState is the state a failover preserved that the workload's
+// copy in cluster carries as labels. As in Karmada, only a workload that
+// moved whole, from the clusters it ran on to exactly one other, gets it:
+// from the last eviction, when it purged the old copy Directly and
+// recorded a state.
+func preservedState(spec *workv1alpha2.ResourceBindingSpec, cluster string) map[string]string {
+	if len(spec.Clusters) != 1 || len(spec.GracefulEvictionTasks) == 0 {
+		return nil
+	}
+	last := spec.GracefulEvictionTasks[len(spec.GracefulEvictionTasks)-1]
+	if last.PurgeMode != policyv1alpha1.PurgeModeDirectly || slices.Contains(last.ClustersBeforeFailover, cluster) {
+		return nil
+	}
+	return last.PreservedLabelState
 }

@@ -203,3 +203,32 @@ func TestConflictResolution(t *testing.T) {
 		}
 	}
 }
+
+func TestPreservedState(t *testing.T) {
+	state := map[string]string{"failover.example/job-id": "abc"}
+	task := func(purge policyv1alpha1.PurgeMode, before ...string) workv1alpha2.GracefulEvictionTask {
+		return workv1alpha2.GracefulEvictionTask{FromCluster: "m1", PurgeMode: purge, Reason: "ApplicationFailure", Producer: "p",
+			PreservedLabelState: state, ClustersBeforeFailover: before}
+	}
+	tests := []struct {
+		name     string
+		clusters []workv1alpha2.TargetCluster
+		tasks    []workv1alpha2.GracefulEvictionTask
+		cluster  string
+		want     bool
+	}{
+		{"moved whole, purged directly", clusters("m2", 1), []workv1alpha2.GracefulEvictionTask{task(policyv1alpha1.PurgeModeDirectly, "m1")}, "m2", true},
+		{"the cluster it ran on before", clusters("m1", 1), []workv1alpha2.GracefulEvictionTask{task(policyv1alpha1.PurgeModeDirectly, "m1")}, "m1", false},
+		{"purged gracefully", clusters("m2", 1), []workv1alpha2.GracefulEvictionTask{task(policyv1alpha1.PurgeModeGracefully, "m1")}, "m2", false},
+		{"spread over two clusters", append(clusters("m2", 1), clusters("m3", 1)...), []workv1alpha2.GracefulEvictionTask{task(policyv1alpha1.PurgeModeDirectly, "m1")}, "m2", false},
+		{"no eviction", clusters("m2", 1), nil, "m2", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &workv1alpha2.ResourceBindingSpec{Clusters: tc.clusters, GracefulEvictionTasks: tc.tasks}
+			if got := preservedState(spec, tc.cluster); (got != nil) != tc.want {
+				t.Errorf("preservedState = %v, want state %v", got, tc.want)
+			}
+		})
+	}
+}

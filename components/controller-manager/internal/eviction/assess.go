@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
 
@@ -35,8 +34,9 @@ func (a Assessment) Changed(before []workv1alpha2.GracefulEvictionTask) bool {
 }
 
 // Assess decides, for each eviction task of a scheduled binding, whether
-// its copy may go:
-//   - purge mode Directly: at once;
+// it ends (a purge mode Directly task's copy is gone already: the binding
+// controller does not keep it; the task stays as long as the others, for
+// the scheduler's eviction filter and the state it carries):
 //   - suppressDeletion set: true keeps it (purge mode Never) until a user
 //     sets it false, which ends it;
 //   - past its grace period (the task's gracePeriodSeconds, else timeout)
@@ -55,10 +55,6 @@ func Assess(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resourc
 		if t.CreationTimestamp == nil {
 			stamp := metav1.NewTime(now)
 			t.CreationTimestamp = &stamp
-		}
-		if t.PurgeMode == policyv1alpha1.PurgeModeDirectly {
-			a.Done = append(a.Done, t.FromCluster)
-			continue
 		}
 		if t.SuppressDeletion != nil {
 			if *t.SuppressDeletion {

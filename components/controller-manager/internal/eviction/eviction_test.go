@@ -101,7 +101,7 @@ func TestAssess(t *testing.T) {
 		{"timed out", targets("m2", 1), starting, task(at(11 * time.Minute)), true, 0},
 		{"own grace period", targets("m2", 1), starting, task(at(time.Minute), func(t *workv1alpha2.GracefulEvictionTask) { t.GracePeriodSeconds = ptr.To[int32](30) }), true, 0},
 		{"own longer grace period", targets("m2", 1), starting, task(at(11*time.Minute), func(t *workv1alpha2.GracefulEvictionTask) { t.GracePeriodSeconds = ptr.To[int32](3600) }), false, 49 * time.Minute},
-		{"directly", targets("m2", 1), starting, task(at(0), func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = policyv1alpha1.PurgeModeDirectly }), true, 0},
+		{"directly: kept as the others", targets("m2", 1), starting, task(at(time.Minute), func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = policyv1alpha1.PurgeModeDirectly }), false, 9 * time.Minute},
 		{"suppressed: kept past the timeout, even when healthy", targets("m2", 1), healthy, task(at(time.Hour), func(t *workv1alpha2.GracefulEvictionTask) { t.SuppressDeletion = ptr.To(true) }), false, 0},
 		{"suppression lifted", targets("m2", 1), starting, task(at(0), func(t *workv1alpha2.GracefulEvictionTask) { t.SuppressDeletion = ptr.To(false) }), true, 0},
 		{"no creation time: stamped and kept", targets("m2", 1), starting, task(nil), false, 10 * time.Minute},
