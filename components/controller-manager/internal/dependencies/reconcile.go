@@ -54,9 +54,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Gone without the finalizer's cleanup: entries are found by name.
 		return r.release(ctx, req.Namespace, req.Name, nil)
 	}
-	meta, spec := bindingParts(obj)
-	if !meta.DeletionTimestamp.IsZero() || !spec.PropagateDeps {
-		return r.release(ctx, meta.Namespace, meta.Name, obj)
+	objMeta, spec := bindingParts(obj)
+	if !objMeta.DeletionTimestamp.IsZero() || !spec.PropagateDeps {
+		return r.release(ctx, objMeta.Namespace, objMeta.Name, obj)
 	}
 	return r.sync(ctx, obj)
 }
@@ -97,8 +97,8 @@ func (s *syncState) result(ctx context.Context) (ctrl.Result, error) {
 // sync makes the attached bindings of obj's dependencies follow it.
 func (r *Reconciler) sync(ctx context.Context, obj client.Object) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	meta, spec := bindingParts(obj)
-	d := dependentOf(meta, spec)
+	objMeta, spec := bindingParts(obj)
+	d := dependentOf(objMeta, spec)
 	if d.id == "" {
 		// The detector or the binding controller labels it; the label's
 		// update event brings it back.
@@ -125,7 +125,7 @@ func (r *Reconciler) sync(ctx context.Context, obj client.Object) (ctrl.Result, 
 	}
 
 	s := &syncState{}
-	deps, err := r.resolve(ctx, refs, meta.Namespace)
+	deps, err := r.resolve(ctx, refs, objMeta.Namespace)
 	if err != nil {
 		s.failures = append(s.failures, err)
 	} else {
@@ -195,11 +195,11 @@ func (r *Reconciler) recordDependencies(ctx context.Context, obj client.Object, 
 		return nil
 	}
 	base := obj.DeepCopyObject().(client.Object)
-	meta, _ := bindingParts(obj)
-	if meta.Annotations == nil {
-		meta.Annotations = map[string]string{}
+	objMeta, _ := bindingParts(obj)
+	if objMeta.Annotations == nil {
+		objMeta.Annotations = map[string]string{}
 	}
-	meta.Annotations[workv1alpha2.BindingDependenciesAnnotationKey] = string(raw)
+	objMeta.Annotations[workv1alpha2.BindingDependenciesAnnotationKey] = string(raw)
 	if err := r.Client.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
 		return fmt.Errorf("recording the dependencies: %w", err)
 	}
@@ -470,11 +470,11 @@ func (r *Reconciler) release(ctx context.Context, namespace, name string, obj cl
 	if len(s.failures) > 0 || s.raced {
 		return s.result(ctx)
 	}
-	meta, _ := bindingParts(obj)
-	if meta.DeletionTimestamp.IsZero() {
-		if _, ok := meta.Annotations[workv1alpha2.BindingDependenciesAnnotationKey]; ok {
+	objMeta, _ := bindingParts(obj)
+	if objMeta.DeletionTimestamp.IsZero() {
+		if _, ok := objMeta.Annotations[workv1alpha2.BindingDependenciesAnnotationKey]; ok {
 			base := obj.DeepCopyObject().(client.Object)
-			delete(meta.Annotations, workv1alpha2.BindingDependenciesAnnotationKey)
+			delete(objMeta.Annotations, workv1alpha2.BindingDependenciesAnnotationKey)
 			if err := r.Client.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
 				return requeueOnConflict(ctx, fmt.Errorf("removing the dependencies annotation: %w", err))
 			}

@@ -17,7 +17,7 @@ import (
 // claims what it selects, a changed one releases what it no longer does.
 func TestClusterPolicySelectorEditsReachEveryNamespace(t *testing.T) {
 	needServer(t)
-	var namespaces []string
+	namespaces := make([]string, 0, 2)
 	byName := map[string][]*appsv1.Deployment{}
 	for range 2 {
 		ns := newNamespace(t)
