@@ -47,7 +47,9 @@
 // maps and slices remember which they were, so an empty one converts back to
 // {} or []; an empty table a script built itself is resolved by hints, or
 // else becomes nil and is left out of its parent object, as Karmada drops
-// it. Call arguments are converted lazily (see lazy.go), which keeps a call
+// it. Results.DropEmpty converts as Karmada does when it has no reference
+// object (AggregateStatus, ReflectStatus): every empty {} or [] below the
+// top is left out, wherever it came from. Call arguments are converted lazily (see lazy.go), which keeps a call
 // on a Deployment-sized object in the tens of microseconds.
 //
 // The kube library offers resourceAdd, getResourceQuantity,

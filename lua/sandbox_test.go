@@ -334,3 +334,29 @@ func runPlain(t *testing.T, code string) any {
 	}
 	return v
 }
+
+// globalWrites finds the globals a script assigns, in nested functions too,
+// and whether it names _G; locals are not globals.
+func TestGlobalWrites(t *testing.T) {
+	tests := []struct {
+		code     string
+		assigned []string
+		namesG   bool
+	}{
+		{code: `local error = 1; function F() return error end`, assigned: []string{"F"}},
+		{code: `function F() local function g() type = 'x' end; status = {} end`, assigned: []string{"F", "status", "type"}},
+		{code: `x = 1; x = 2`, assigned: []string{"x"}},
+		{code: `function F() return _G end`, assigned: []string{"F"}, namesG: true},
+		{code: `local t = {}; t.error = 1`},
+	}
+	for _, tt := range tests {
+		proto, err := compile(Script{Code: tt.code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assigned, namesG := globalWrites(proto)
+		if d := cmp.Diff(tt.assigned, assigned); d != "" || namesG != tt.namesG {
+			t.Errorf("%s: assigned (-want +got):\n%s\nnamesG = %v, want %v", tt.code, d, namesG, tt.namesG)
+		}
+	}
+}
