@@ -122,7 +122,7 @@ func startComponents(ctx context.Context) error {
 	logger := log.FromContext(ctx)
 	cm, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--cluster-status-update-frequency=2s", "--cluster-health-probe-period=2s",
-		"--feature-gates=Failover=true", "--enable-no-execute-taint-eviction=true")
+		"--feature-gates=Failover=true,StatefulFailoverInjection=true", "--enable-no-execute-taint-eviction=true")
 	if err != nil {
 		return fmt.Errorf("controller-manager options: %w", err)
 	}
