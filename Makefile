@@ -76,6 +76,13 @@ bench: k8s-binaries ## Run the benchmarks: Go micro-benchmarks, then propagation
 bench-propagation: k8s-binaries ## Propagation benchmark: $(BENCH_SIZES) Deployments duplicated and divided over 3 members, one run each.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkPropagation -benchtime 1x -timeout 180m -v $(GOTEST_FLAGS) ./test/bench -args -bench.sizes=$(BENCH_SIZES)
 
+# Templates the failover benchmark moves off a member.
+BENCH_FAILOVER ?= 1000
+
+.PHONY: bench-failover
+bench-failover: k8s-binaries ## Failover benchmark: $(BENCH_FAILOVER) divided Deployments moved off a member tainted NoExecute.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkFailover -benchtime 1x -timeout 120m -v $(GOTEST_FLAGS) ./test/bench -args -bench.failover-templates=$(BENCH_FAILOVER)
+
 # Karmada instances the operator benchmark creates at once.
 BENCH_INSTANCES ?= 20
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,8 +157,11 @@ func setUp(ctx context.Context, workDir string) (*env, func() error, error) {
 		// Removed after the controller-manager has stopped (stops run last first).
 		stops = append(stops, cgroup.remove)
 	}
+	// Failover on, for BenchmarkFailover; the propagation benchmarks never
+	// taint a member, so its controllers only watch there.
+	failover := []string{"--feature-gates=Failover=true", "--enable-no-execute-taint-eviction=true"}
 	e.cm, err = startComponent("controller-manager", filepath.Join(binDir, "controller-manager"),
-		append(common, strings.Fields(*cmArgs)...), strings.Fields(*cmEnv), fed.KubeconfigPath, logDir, cgroup)
+		slices.Concat(common, failover, strings.Fields(*cmArgs)), strings.Fields(*cmEnv), fed.KubeconfigPath, logDir, cgroup)
 	if err != nil {
 		return nil, stop, err
 	}

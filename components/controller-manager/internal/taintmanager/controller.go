@@ -135,6 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Now()
 	next := r.RetryPeriod
 	var errs []error
+	conflicts := false
 	for _, v := range views {
 		if !v.Object.GetDeletionTimestamp().IsZero() || v.Spec.Placement == nil {
 			continue
@@ -146,12 +147,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			continue
 		}
-		if err := r.evict(ctx, v, cluster.Name); err != nil {
+		conflict, err := r.evict(ctx, v, cluster.Name)
+		if err != nil {
 			errs = append(errs, err)
 		}
+		conflicts = conflicts || conflict
 	}
 	if err := errors.Join(errs...); err != nil {
 		return ctrl.Result{}, err
+	}
+	if conflicts {
+		// Bindings change all the time (their status): those written
+		// meanwhile are evicted on a pass that comes at once.
+		return ctrl.Result{Requeue: true}, nil
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
 }
@@ -176,9 +184,10 @@ func (r *Reconciler) bindingsOn(ctx context.Context, cluster string) ([]binding.
 	return views, nil
 }
 
-// evict records the eviction in the binding: one update, which fails on a
-// conflict and is retried with the binding as it is then.
-func (r *Reconciler) evict(ctx context.Context, v binding.View, cluster string) error {
+// evict records the eviction in the binding: one update. A conflict (the
+// binding changed since it was read) is reported, for another pass with
+// the binding as it is then.
+func (r *Reconciler) evict(ctx context.Context, v binding.View, cluster string) (conflict bool, err error) {
 	task := eviction.Task{
 		Producer:  workv1alpha2.EvictionProducerTaintManager,
 		Reason:    workv1alpha2.EvictionReasonTaintUntolerated,
@@ -187,7 +196,7 @@ func (r *Reconciler) evict(ctx context.Context, v binding.View, cluster string) 
 	if f := v.Spec.Failover; r.PreserveState && f != nil && f.Cluster != nil && f.Cluster.StatePreservation != nil {
 		state, err := eviction.PreservedState(f.Cluster.StatePreservation.Rules, v.Status.AggregatedStatus, cluster)
 		if err != nil {
-			return r.recordFailure(v, cluster, fmt.Errorf("spec.failover.cluster.statePreservation: %w", err))
+			return false, r.recordFailure(v, cluster, fmt.Errorf("spec.failover.cluster.statePreservation: %w", err))
 		}
 		task.PreservedLabelState = state
 	}
@@ -198,25 +207,27 @@ func (r *Reconciler) evict(ctx context.Context, v binding.View, cluster string) 
 		changed = eviction.Remove(v.Spec, cluster)
 	}
 	if !changed {
-		return nil
+		return false, nil
 	}
 	if err := r.Client.Update(ctx, v.Object); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			// Seen again on the next pass, as it is then.
-			return nil
+		switch {
+		case apierrors.IsConflict(err):
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
 		}
-		return r.recordFailure(v, cluster, err)
+		return false, r.recordFailure(v, cluster, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Evicted workload from cluster", "binding", client.ObjectKeyFromObject(v.Object), "kind", v.Kind())
 	if r.Graceful {
 		// The graceful eviction controller reports it when the copy goes.
-		return nil
+		return false, nil
 	}
 	for _, o := range []client.Object{v.Object, eviction.Template(v.Spec)} {
 		r.Recorder.Eventf(o, nil, corev1.EventTypeNormal, flotillaevents.ReasonEvictWorkloadSucceed, actionEvict,
 			"Evict from cluster %s succeed.", cluster)
 	}
-	return nil
+	return false, nil
 }
 
 func (r *Reconciler) recordFailure(v binding.View, cluster string, err error) error {
