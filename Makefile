@@ -70,6 +70,7 @@ BENCH_SIZES ?= 1000,5000
 bench: k8s-binaries ## Run the benchmarks: Go micro-benchmarks, then propagation on a local federation.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench . -benchmem $(GOTEST_FLAGS) $$(go list ./... | grep -v '/test/bench\|/test/e2e/operator')
 	$(MAKE) bench-propagation
+	$(MAKE) bench-failover
 	$(MAKE) bench-operator
 
 .PHONY: bench-propagation
