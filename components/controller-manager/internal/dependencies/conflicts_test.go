@@ -163,3 +163,21 @@ func TestClusterResourceBindingDependencies(t *testing.T) {
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 }
+
+// TestConflictThatChangesNoValue: a dependent turning to Abort while
+// another says Overwrite leaves the attached binding as it is (Overwrite
+// wins) but is a conflict all the same, and reported.
+func TestConflictThatChangesNoValue(t *testing.T) {
+	ns := namespace(t, "conflict-same")
+	configMap(t, ns, "cfg")
+	claimedBinding(t, ns, "web", policyv1alpha1.ConflictOverwrite, false)
+	api := claimedBinding(t, ns, "api", policyv1alpha1.ConflictOverwrite, false)
+	attached := names.Binding("cfg", "ConfigMap")
+	waitBinding(t, ns, attached, "is required by both with Overwrite", func(b *workv1alpha2.ResourceBinding) bool {
+		return len(b.Spec.RequiredBy) == 2 && b.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
+	})
+	updateBinding(t, ns, api.Name, func(b *workv1alpha2.ResourceBinding) {
+		b.Spec.ConflictResolution = policyv1alpha1.ConflictAbort
+	})
+	conflictEvent(t, ns, attached, "Dependency policy conflict detected: ConflictResolution conflicted (Overwrite vs Abort).")
+}

@@ -375,15 +375,18 @@ func (r *Reconciler) attachOne(ctx context.Context, d dependent, dep dependency,
 		return
 	}
 	changed, conflicts := attach(cur, d, dep, others)
-	if !changed {
-		return
+	if changed {
+		if err := r.Client.Update(ctx, cur); err != nil {
+			s.writeFailed(fmt.Errorf("updating attached binding %s: %w", key, err))
+			return
+		}
+		s.written++
+		log.V(1).Info("Updated attached binding", "binding", key)
 	}
-	if err := r.Client.Update(ctx, cur); err != nil {
-		s.writeFailed(fmt.Errorf("updating attached binding %s: %w", key, err))
-		return
-	}
-	s.written++
-	log.V(1).Info("Updated attached binding", "binding", key)
+	// Also when nothing changed: a dependent that now disagrees may leave
+	// the resolved values as they were. Dependents are synced when they or
+	// their dependencies change, not periodically, and the recorder
+	// aggregates repeats.
 	if len(conflicts) > 0 {
 		r.Recorder.Eventf(cur, nil, corev1.EventTypeWarning, flotillaevents.ReasonDependencyPolicyConflict, actionSyncDependencies,
 			"Dependency policy conflict detected: %s.", strings.Join(conflicts, "; "))
