@@ -112,9 +112,9 @@ func TestClusterPolicyPropagatesDependencies(t *testing.T) {
 		create(t, cm)
 		d := c2Deployment(ns, "c2-cpp-deps-app", cm.Name)
 		create(t, d)
-		cpp := c2ClusterPolicy(t, "c2-cpp-deps-app", []string{"member1"}, true, policyv1alpha1.ResourceSelector{
-			APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: d.Name,
-		})
+		// As a Karmada user writes it: by name, in no namespace in
+		// particular, for a Deployment that existed before the policy.
+		cpp := c2ClusterPolicy(t, "c2-cpp-deps-app", []string{"member1"}, true, c2Selector(d.Name))
 		both := []client.Object{d, cm}
 		depsPresent(t, []string{"member1"}, both)
 		depsAbsent(t, "member2", both)
