@@ -41,8 +41,8 @@ func TestOwns(t *testing.T) {
 
 func TestExistingClusters(t *testing.T) {
 	spec := &workv1alpha2.ResourceBindingSpec{
-		Clusters:              clusters("m1", 1),
-		RequiredBy:            []workv1alpha2.BindingSnapshot{{Name: "a", Clusters: clusters("m2", 1)}},
+		Clusters:   clusters("m1", 1),
+		RequiredBy: []workv1alpha2.BindingSnapshot{{Name: "a", Clusters: clusters("m2", 1)}},
 		GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{
 			{FromCluster: "m3", Reason: "TaintUntolerated", Producer: "TaintManager"},
 			// Purged Directly: its copy goes at once.
