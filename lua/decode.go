@@ -100,10 +100,7 @@ func (d decoder) argMap(lz *lazyTable, hints []any, depth int) (any, bool, *conv
 			if depth > 0 && emptyAsLua(src) {
 				return nil, true, nil
 			}
-			if d.share && !holdsEmpty(src, depth) {
-				return src, false, nil
-			}
-			v, _, err := copyDroppingEmpty(src, depth)
+			v, _, err := d.dropEmpties(src, depth)
 			return v, false, err
 		}
 		if d.share {
@@ -125,7 +122,7 @@ func (d decoder) argMap(lz *lazyTable, hints []any, depth int) (any, bool, *conv
 			continue
 		}
 		if d.dropEmpty {
-			c, omit, err := copyDroppingEmpty(src[k], depth+1)
+			c, omit, err := d.dropEmpties(src[k], depth+1)
 			if err != nil {
 				return nil, false, err.at(k)
 			}
@@ -429,6 +426,60 @@ func copyDroppingEmpty(v any, depth int) (out any, omit bool, err *convErr) {
 		return copyDroppingEmpty(c, depth)
 	}
 	return c, false, nil
+}
+
+// dropEmpties applies the rules to an untouched part of an argument:
+// copied, or when shared, handed back as it is except for the maps and
+// lists on the way to a value to leave out, which are copied.
+func (d decoder) dropEmpties(v any, depth int) (any, bool, *convErr) {
+	if d.share {
+		return shareDroppingEmpty(v, depth)
+	}
+	return copyDroppingEmpty(v, depth)
+}
+
+// shareDroppingEmpty is copyDroppingEmpty sharing every part that holds
+// nothing to leave out.
+func shareDroppingEmpty(v any, depth int) (out any, omit bool, err *convErr) {
+	if v == nil {
+		return nil, true, nil
+	}
+	if !holdsEmpty(v, depth) {
+		return v, false, nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if depth > 0 && emptyAsLua(x) {
+			return nil, true, nil
+		}
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			c, omit, err := shareDroppingEmpty(e, depth+1)
+			if err != nil {
+				return nil, false, err.at(k)
+			}
+			if !omit {
+				m[k] = c
+			}
+		}
+		return m, false, nil
+	case []any:
+		if depth > 0 && emptyAsLua(x) {
+			return nil, true, nil
+		}
+		l := make([]any, 0, len(x))
+		for i, e := range x {
+			c, omit, err := shareDroppingEmpty(e, depth+1)
+			if err != nil {
+				return nil, false, err.atIndex(i)
+			}
+			if !omit {
+				l = append(l, c)
+			}
+		}
+		return l, false, nil
+	}
+	return copyDroppingEmpty(v, depth)
 }
 
 // emptyAsLua tells whether a map or list would be an empty Lua table: no

@@ -54,7 +54,7 @@ func templateSpec(L *glua.LState, fn string, tpl *glua.LTable) map[string]any {
 // (podrequests.ForTemplate) written as Karmada writes it; the node claim
 // parts are passed on as they are.
 func replicaRequirements(spec map[string]any) (map[string]any, error) {
-	typed, err := podrequests.SpecFromUnstructured(spec)
+	requests, err := podrequests.TemplateFromUnstructured(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func replicaRequirements(spec map[string]any) (map[string]any, error) {
 	if len(claim) > 0 {
 		out["nodeClaim"] = claim
 	}
-	if reqs := podrequests.Format(podrequests.ForTemplate(typed)); len(reqs) > 0 {
+	if reqs := podrequests.Format(requests); len(reqs) > 0 {
 		rr := make(map[string]any, len(reqs))
 		for name, q := range reqs {
 			rr[string(name)] = q.String()

@@ -27,7 +27,7 @@ import (
 // The status of in-place resizes is not consulted: the spec is what is
 // counted.
 func ForPod(spec *corev1.PodSpec) corev1.ResourceList {
-	return effective(spec, false)
+	return effective(fromSpec(spec), false)
 }
 
 // ForTemplate returns the effective requests of the pods a controller
@@ -37,19 +37,58 @@ func ForPod(spec *corev1.PodSpec) corev1.ResourceList {
 // a pod-level request left out defaults to what the containers request of
 // cpu or memory, or else to the pod-level limit. Then ForPod applies.
 func ForTemplate(spec *corev1.PodSpec) corev1.ResourceList {
-	return effective(spec, true)
+	return effective(fromSpec(spec), true)
 }
 
-func effective(spec *corev1.PodSpec, template bool) corev1.ResourceList {
-	reqs := corev1.ResourceList{}
+// pod holds what requests depend on, read from a PodSpec or from an
+// unstructured one without converting the rest (a typed Container is large,
+// and its other fields do not matter here).
+type pod struct {
+	containers, initContainers []container
+	// requests and limits are the pod-level ones (spec.resources).
+	requests, limits corev1.ResourceList
+	overhead         corev1.ResourceList
+}
+
+type container struct {
+	requests, limits corev1.ResourceList
+	restartable      bool
+}
+
+func fromSpec(spec *corev1.PodSpec) *pod {
+	p := &pod{overhead: spec.Overhead}
+	p.containers = make([]container, len(spec.Containers))
 	for i := range spec.Containers {
-		addTo(reqs, containerRequests(&spec.Containers[i], template))
+		p.containers[i] = fromContainer(&spec.Containers[i])
+	}
+	p.initContainers = make([]container, len(spec.InitContainers))
+	for i := range spec.InitContainers {
+		p.initContainers[i] = fromContainer(&spec.InitContainers[i])
+	}
+	if spec.Resources != nil {
+		p.requests, p.limits = spec.Resources.Requests, spec.Resources.Limits
+	}
+	return p
+}
+
+func fromContainer(c *corev1.Container) container {
+	return container{
+		requests:    c.Resources.Requests,
+		limits:      c.Resources.Limits,
+		restartable: c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways,
+	}
+}
+
+func effective(p *pod, template bool) corev1.ResourceList {
+	reqs := corev1.ResourceList{}
+	for i := range p.containers {
+		addTo(reqs, p.containers[i].effectiveRequests(template))
 	}
 	var sidecars, initPeak corev1.ResourceList
-	for i := range spec.InitContainers {
-		c := &spec.InitContainers[i]
-		r := containerRequests(c, template)
-		if restartable(c) {
+	for i := range p.initContainers {
+		c := &p.initContainers[i]
+		r := c.effectiveRequests(template)
+		if c.restartable {
 			addTo(reqs, r)
 			if sidecars == nil {
 				sidecars = corev1.ResourceList{}
@@ -64,31 +103,26 @@ func effective(spec *corev1.PodSpec, template bool) corev1.ResourceList {
 		initPeak = raiseTo(initPeak, step)
 	}
 	raiseTo(reqs, initPeak)
-	for name, q := range podLevelRequests(spec, reqs, template) {
+	for name, q := range p.podLevelRequests(reqs, template) {
 		if PodLevelResource(name) {
 			reqs[name] = q.DeepCopy()
 		}
 	}
-	addTo(reqs, spec.Overhead)
+	addTo(reqs, p.overhead)
 	return reqs
 }
 
-func restartable(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-}
-
-// containerRequests returns the container's requests, with its limits
+// effectiveRequests returns the container's requests, with its limits
 // filling the missing ones for a template.
-func containerRequests(c *corev1.Container, template bool) corev1.ResourceList {
-	r := &c.Resources
-	if !template || len(r.Limits) == 0 {
-		return r.Requests
+func (c *container) effectiveRequests(template bool) corev1.ResourceList {
+	if !template || len(c.limits) == 0 {
+		return c.requests
 	}
-	out := make(corev1.ResourceList, len(r.Requests)+len(r.Limits))
-	for name, q := range r.Limits {
+	out := make(corev1.ResourceList, len(c.requests)+len(c.limits))
+	for name, q := range c.limits {
 		out[name] = q
 	}
-	for name, q := range r.Requests {
+	for name, q := range c.requests {
 		out[name] = q
 	}
 	return out
@@ -100,16 +134,12 @@ func containerRequests(c *corev1.Container, template bool) corev1.ResourceList {
 // they request them, then any supported resource from its pod-level limit.
 // Huge pages cannot be overcommitted, so they never default from the
 // containers.
-func podLevelRequests(spec *corev1.PodSpec, containers corev1.ResourceList, template bool) corev1.ResourceList {
-	if spec.Resources == nil {
-		return nil
+func (p *pod) podLevelRequests(containers corev1.ResourceList, template bool) corev1.ResourceList {
+	if !template || len(p.limits) == 0 {
+		return p.requests
 	}
-	pod := spec.Resources
-	if !template || len(pod.Limits) == 0 {
-		return pod.Requests
-	}
-	out := make(corev1.ResourceList, len(pod.Requests)+len(pod.Limits))
-	for name, q := range pod.Requests {
+	out := make(corev1.ResourceList, len(p.requests)+len(p.limits))
+	for name, q := range p.requests {
 		out[name] = q
 	}
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
@@ -119,7 +149,7 @@ func podLevelRequests(spec *corev1.PodSpec, containers corev1.ResourceList, temp
 			}
 		}
 	}
-	for name, q := range pod.Limits {
+	for name, q := range p.limits {
 		if _, set := out[name]; !set && PodLevelResource(name) {
 			out[name] = q
 		}

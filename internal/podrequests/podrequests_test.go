@@ -147,28 +147,35 @@ func TestFormat(t *testing.T) {
 	}
 }
 
-func TestSpecFromUnstructured(t *testing.T) {
-	spec, err := SpecFromUnstructured(map[string]any{
+func TestTemplateFromUnstructured(t *testing.T) {
+	got, err := TemplateFromUnstructured(map[string]any{
 		"containers": []any{map[string]any{"name": "a", "resources": map[string]any{
 			"requests": map[string]any{"cpu": "250m", "nvidia.com/gpu": int64(1)},
 			"limits":   map[string]any{"memory": float64(1024), "cpu": 0.5},
 		}}},
-		"initContainers": []any{map[string]any{"name": "s", "restartPolicy": "Always"}},
-		"resources":      map[string]any{"requests": map[string]any{"memory": "1Gi"}},
-		"overhead":       map[string]any{"cpu": "10m"},
-		"nodeSelector":   map[string]any{"ignored": "yes"},
+		"initContainers": []any{map[string]any{"name": "s", "restartPolicy": "Always", "resources": map[string]any{
+			"requests": map[string]any{"cpu": "100m"},
+		}}},
+		"resources":    map[string]any{"requests": map[string]any{"memory": "1Gi"}},
+		"overhead":     map[string]any{"cpu": "10m"},
+		"nodeSelector": map[string]any{"ignored": "yes"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	always := corev1.ContainerRestartPolicyAlways
-	want := &corev1.PodSpec{
+	sidecar := ctr(list("cpu", "100m"), nil)
+	sidecar.RestartPolicy = &always
+	want := ForTemplate(&corev1.PodSpec{
 		Containers:     []corev1.Container{ctr(list("cpu", "250m", "nvidia.com/gpu", "1"), list("memory", "1024", "cpu", "500m"))},
-		InitContainers: []corev1.Container{{RestartPolicy: &always}},
+		InitContainers: []corev1.Container{sidecar},
 		Resources:      &corev1.ResourceRequirements{Requests: list("memory", "1Gi")},
 		Overhead:       list("cpu", "10m"),
+	})
+	if d := cmp.Diff(want, got, quantityValues); d != "" {
+		t.Errorf("(-typed +unstructured):\n%s", d)
 	}
-	if d := cmp.Diff(want, spec, quantityValues); d != "" {
+	if d := cmp.Diff(list("cpu", "360m", "memory", "1Gi", "nvidia.com/gpu", "1"), got, quantityValues); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 
@@ -185,7 +192,7 @@ func TestSpecFromUnstructured(t *testing.T) {
 		{"overhead not an object", map[string]any{"overhead": []any{}}, "overhead: expected an object"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := SpecFromUnstructured(tt.spec)
+			_, err := TemplateFromUnstructured(tt.spec)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tt.wantErr)
 			}

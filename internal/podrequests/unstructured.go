@@ -10,22 +10,30 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// SpecFromUnstructured reads the fields of an unstructured pod spec that
-// requests depend on (containers' and init containers' resources and
-// restart policy, spec.resources, spec.overhead) into a PodSpec; reading
-// only these is much cheaper than converting the whole spec. A field of the
-// wrong type is an error naming its path below the spec
+// TemplateFromUnstructured returns ForTemplate of an unstructured pod
+// spec, reading only the fields requests depend on (containers' and init
+// containers' resources and restart policy, spec.resources, spec.overhead);
+// that is much cheaper than converting the whole spec. A field of the wrong
+// type is an error naming its path below the spec
 // ("containers[0].resources.requests.cpu: ...").
-func SpecFromUnstructured(spec map[string]any) (*corev1.PodSpec, error) {
-	typed := &corev1.PodSpec{}
-	if spec == nil {
-		return typed, nil
-	}
-	var err error
-	if typed.Containers, err = containers(spec, "containers"); err != nil {
+func TemplateFromUnstructured(spec map[string]any) (corev1.ResourceList, error) {
+	p, err := fromUnstructured(spec)
+	if err != nil {
 		return nil, err
 	}
-	if typed.InitContainers, err = containers(spec, "initContainers"); err != nil {
+	return effective(p, true), nil
+}
+
+func fromUnstructured(spec map[string]any) (*pod, error) {
+	p := &pod{}
+	if spec == nil {
+		return p, nil
+	}
+	var err error
+	if p.containers, err = containers(spec, "containers"); err != nil {
+		return nil, err
+	}
+	if p.initContainers, err = containers(spec, "initContainers"); err != nil {
 		return nil, err
 	}
 	if v := spec["resources"]; v != nil {
@@ -33,18 +41,17 @@ func SpecFromUnstructured(spec map[string]any) (*corev1.PodSpec, error) {
 		if !ok {
 			return nil, wrongType("resources", "an object", v)
 		}
-		typed.Resources = &corev1.ResourceRequirements{}
-		if err := requirements(m, typed.Resources, "resources"); err != nil {
+		if p.requests, p.limits, err = requirements(m, "resources"); err != nil {
 			return nil, err
 		}
 	}
-	if typed.Overhead, err = resourceList(spec["overhead"], "overhead"); err != nil {
+	if p.overhead, err = resourceList(spec["overhead"], "overhead"); err != nil {
 		return nil, err
 	}
-	return typed, nil
+	return p, nil
 }
 
-func containers(spec map[string]any, field string) ([]corev1.Container, error) {
+func containers(spec map[string]any, field string) ([]container, error) {
 	v := spec[field]
 	if v == nil {
 		return nil, nil
@@ -53,39 +60,35 @@ func containers(spec map[string]any, field string) ([]corev1.Container, error) {
 	if !ok {
 		return nil, wrongType(field, "a list", v)
 	}
-	out := make([]corev1.Container, len(list))
+	out := make([]container, len(list))
 	for i, e := range list {
-		path := fmt.Sprintf("%s[%d]", field, i)
 		c, ok := e.(map[string]any)
 		if !ok {
-			return nil, wrongType(path, "an object", e)
+			return nil, wrongType(fmt.Sprintf("%s[%d]", field, i), "an object", e)
 		}
-		if p, ok := c["restartPolicy"].(string); ok {
-			policy := corev1.ContainerRestartPolicy(p)
-			out[i].RestartPolicy = &policy
-		}
+		out[i].restartable = c["restartPolicy"] == string(corev1.ContainerRestartPolicyAlways)
 		r := c["resources"]
 		if r == nil {
 			continue
 		}
 		rm, ok := r.(map[string]any)
 		if !ok {
-			return nil, wrongType(path+".resources", "an object", r)
+			return nil, wrongType(fmt.Sprintf("%s[%d].resources", field, i), "an object", r)
 		}
-		if err := requirements(rm, &out[i].Resources, path+".resources"); err != nil {
+		var err error
+		if out[i].requests, out[i].limits, err = requirements(rm, fmt.Sprintf("%s[%d].resources", field, i)); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func requirements(r map[string]any, out *corev1.ResourceRequirements, path string) error {
-	var err error
-	if out.Requests, err = resourceList(r["requests"], path+".requests"); err != nil {
-		return err
+func requirements(r map[string]any, path string) (requests, limits corev1.ResourceList, err error) {
+	if requests, err = resourceList(r["requests"], path+".requests"); err != nil {
+		return nil, nil, err
 	}
-	out.Limits, err = resourceList(r["limits"], path+".limits")
-	return err
+	limits, err = resourceList(r["limits"], path+".limits")
+	return requests, limits, err
 }
 
 func resourceList(v any, path string) (corev1.ResourceList, error) {

@@ -75,9 +75,9 @@ func nodeClaim(spec map[string]any) (*workv1alpha2.NodeClaim, error) {
 // pod-level resources and overhead, after the API server's defaulting),
 // written as Karmada writes it.
 func podResourceRequest(spec map[string]any) (corev1.ResourceList, error) {
-	typed, err := podrequests.SpecFromUnstructured(spec)
+	reqs, err := podrequests.TemplateFromUnstructured(spec)
 	if err != nil {
 		return nil, err
 	}
-	return podrequests.Format(podrequests.ForTemplate(typed)), nil
+	return podrequests.Format(reqs), nil
 }
