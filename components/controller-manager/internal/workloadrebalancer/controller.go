@@ -168,10 +168,8 @@ func (r *Reconciler) expire(ctx context.Context, rebalancer *appsv1alpha1.Worklo
 	switch {
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{}, nil
-	case apierrors.IsConflict(err):
-		// Changed since it was read: look again at the newer version.
-		return ctrl.Result{Requeue: true}, nil
 	case err != nil:
+		// A conflict too: changed since it was read, it is looked at again.
 		return ctrl.Result{}, fmt.Errorf("deleting WorkloadRebalancer %s after its TTL: %w", rebalancer.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted WorkloadRebalancer after its TTL", "finishTime", rebalancer.Status.FinishTime)

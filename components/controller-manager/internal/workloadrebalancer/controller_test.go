@@ -57,8 +57,9 @@ func startController(t *testing.T) {
 	})
 }
 
-// resourceBinding is the binding of the Deployment ns/name.
-func resourceBinding(ns, name string) *workv1alpha2.ResourceBinding {
+// resourceBinding is the binding of the Deployment name in default.
+func resourceBinding(name string) *workv1alpha2.ResourceBinding {
+	const ns = "default"
 	return &workv1alpha2.ResourceBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.Binding(name, "Deployment")},
 		Spec: workv1alpha2.ResourceBindingSpec{
@@ -117,7 +118,7 @@ func waitStatus(t *testing.T, name string, generation int64, want []appsv1alpha1
 // triggers the workloads added and keeps the result of one removed.
 func TestTriggersEachWorkloadOnce(t *testing.T) {
 	const ns = "default"
-	web, api, later := resourceBinding(ns, "web"), resourceBinding(ns, "api"), resourceBinding(ns, "later")
+	web, api, later := resourceBinding("web"), resourceBinding("api"), resourceBinding("later")
 	future := metav1.NewTime(time.Now().Add(time.Hour).Truncate(time.Second))
 	api.Spec.RescheduleTriggeredAt = &future
 	role := &workv1alpha2.ClusterResourceBinding{
@@ -176,7 +177,7 @@ func TestTriggersEachWorkloadOnce(t *testing.T) {
 // TestDeletedAfterTTL: a finished rebalancer with ttlSecondsAfterFinished
 // goes once that time has passed; one without stays.
 func TestDeletedAfterTTL(t *testing.T) {
-	mustCreate(t, resourceBinding("default", "ttl"))
+	mustCreate(t, resourceBinding("ttl"))
 	startController(t)
 	withTTL := &appsv1alpha1.WorkloadRebalancer{
 		ObjectMeta: metav1.ObjectMeta{Name: "with-ttl"},
