@@ -26,8 +26,8 @@ func cluster(name string, opts ...clusterOption) *clusterv1alpha1.Cluster {
 	return c
 }
 
-func label(k, v string) clusterOption { return func(c *clusterv1alpha1.Cluster) { c.Labels[k] = v } }
-func region(r string) clusterOption   { return func(c *clusterv1alpha1.Cluster) { c.Spec.Region = r } }
+func env(v string) clusterOption    { return func(c *clusterv1alpha1.Cluster) { c.Labels["env"] = v } }
+func region(r string) clusterOption { return func(c *clusterv1alpha1.Cluster) { c.Spec.Region = r } }
 func provider(p string) clusterOption {
 	return func(c *clusterv1alpha1.Cluster) { c.Spec.Provider = p }
 }
@@ -52,8 +52,8 @@ func TestMatches(t *testing.T) {
 		{"unlisted name", &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}, cluster("member1"), false},
 		{"long name list", &policyv1alpha1.ClusterAffinity{ClusterNames: many}, cluster("member1"), true},
 		{"exclude wins over names", &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}, ExcludeClusters: []string{"member1"}}, cluster("member1"), false},
-		{"label selector", &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}, cluster("m", label("env", "prod")), true},
-		{"label selector mismatch", &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}, cluster("m", label("env", "dev")), false},
+		{"label selector", &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}, cluster("m", env("prod")), true},
+		{"label selector mismatch", &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}, cluster("m", env("dev")), false},
 		{"region In", &policyv1alpha1.ClusterAffinity{FieldSelector: fields("region", corev1.NodeSelectorOpIn, "eu", "us")}, cluster("m", region("eu")), true},
 		{"region In without region", &policyv1alpha1.ClusterAffinity{FieldSelector: fields("region", corev1.NodeSelectorOpIn, "eu")}, cluster("m"), false},
 		{"region NotIn", &policyv1alpha1.ClusterAffinity{FieldSelector: fields("region", corev1.NodeSelectorOpNotIn, "eu")}, cluster("m", region("us")), true},
@@ -68,12 +68,12 @@ func TestMatches(t *testing.T) {
 			ClusterNames:  []string{"m"},
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
 			FieldSelector: fields("region", corev1.NodeSelectorOpIn, "eu"),
-		}, cluster("m", label("env", "prod"), region("eu")), true},
+		}, cluster("m", env("prod"), region("eu")), true},
 		{"one criterion fails", &policyv1alpha1.ClusterAffinity{
 			ClusterNames:  []string{"m"},
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
 			FieldSelector: fields("region", corev1.NodeSelectorOpIn, "eu"),
-		}, cluster("m", label("env", "prod"), region("us")), false},
+		}, cluster("m", env("prod"), region("us")), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -353,7 +354,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	// Work status hands drifted or deleted member objects back to execution.
 	reapply := make(chan event.GenericEvent, 1024)
 
-	controllers := []controllerSetup{
+	controllers := slices.Concat([]controllerSetup{
 		{cluster.ControllerName, (&cluster.Reconciler{
 			Client:                  mgr.GetClient(),
 			APIReader:               mgr.GetAPIReader(),
@@ -417,8 +418,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			MaxConcurrentReconciles: opts.concurrentNamespaceSyncs,
 		}).SetupWithManager},
 		{workloadrebalancer.ControllerName, (&workloadrebalancer.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager},
-	}
-	controllers = append(controllers, failoverControllers(mgr, opts, recorders, interp)...)
+	}, failoverControllers(mgr, opts, recorders, interp))
 	for _, c := range controllers {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)

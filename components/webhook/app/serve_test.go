@@ -197,7 +197,12 @@ func TestStopWhileStarting(t *testing.T) {
 		}
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			// Stopped mid-start, Run may report the runnables it did
+			// not wait for; what matters is that it returned.
+			if err != nil {
+				t.Logf("attempt %d: Run returned %v", i, err)
+			}
 		case <-time.After(20 * time.Second):
 			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 			t.Fatalf("attempt %d: Run did not return within 20s of a shutdown during start (grace period 5s)", i)

@@ -158,7 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if evicted {
 		if err := r.Client.Update(ctx, obj); err != nil {
 			if apierrors.IsConflict(err) {
-				return ctrl.Result{Requeue: true}, nil
+				return ctrl.Result{RequeueAfter: eviction.ConflictRetry}, nil
 			}
 			for _, cluster := range due {
 				r.event(v, corev1.EventTypeWarning, flotillaevents.ReasonEvictWorkloadFailed, "Evict from cluster %s failed: %v", cluster, err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -36,6 +37,10 @@ const ControllerName = "cluster-taint-policy-controller"
 
 // actionTaint is the action of the events this controller records.
 const actionTaint = "Taint"
+
+// conflictRetry: a Cluster's taints written meanwhile by another controller
+// (the cluster controller's) are read again soon.
+const conflictRetry = 100 * time.Millisecond
 
 // +kubebuilder:rbac:groups=policy.karmada.io,resources=clustertaintpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cluster.karmada.io,resources=clusters,verbs=get;list;watch;patch
@@ -143,7 +148,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// meanwhile; a conflict comes back here with them.
 	if err := r.Client.Patch(ctx, cluster, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		r.Recorder.Eventf(cluster, nil, corev1.EventTypeWarning, flotillaevents.ReasonTaintClusterFailed, actionTaint,
 			"Update Cluster(%s) with taints(%s) failed: %v", cluster.Name, describe(taints), err)

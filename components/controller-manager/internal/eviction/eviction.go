@@ -19,6 +19,10 @@ import (
 // --graceful-eviction-timeout).
 const DefaultTimeout = 10 * time.Minute
 
+// ConflictRetry is how soon a controller comes back to a binding whose
+// write lost a race: bindings change all the time (their status), so soon.
+const ConflictRetry = 100 * time.Millisecond
+
 // Task is what a producer says about one eviction.
 type Task struct {
 	Producer  string

@@ -126,8 +126,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	v.Spec.GracefulEvictionTasks = a.Tasks
 	if err := r.Client.Update(ctx, obj); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return ctrl.Result{Requeue: !apierrors.IsNotFound(err)}, nil
+		switch {
+		case apierrors.IsConflict(err):
+			return ctrl.Result{RequeueAfter: eviction.ConflictRetry}, nil
+		case apierrors.IsNotFound(err):
+			return ctrl.Result{}, nil
 		}
 		for _, cluster := range a.Done {
 			r.event(v, corev1.EventTypeWarning, flotillaevents.ReasonEvictWorkloadFailed, "Evict from cluster %s failed: %v", cluster, err)

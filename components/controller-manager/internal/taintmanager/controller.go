@@ -159,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if conflicts {
 		// Bindings change all the time (their status): those written
 		// meanwhile are evicted on a pass that comes at once.
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: eviction.ConflictRetry}, nil
 	}
 	return ctrl.Result{RequeueAfter: next}, nil
 }
