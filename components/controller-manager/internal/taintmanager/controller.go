@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,6 +64,9 @@ type Reconciler struct {
 	PreserveState           bool
 	RetryPeriod             time.Duration
 	MaxConcurrentReconciles int
+	// EvictionWorkers bound the bindings of one cluster written at once.
+	// Default: 16.
+	EvictionWorkers int
 	// Now is time.Now when nil.
 	Now func() time.Time
 }
@@ -80,6 +85,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = 5
+	}
+	if r.EvictionWorkers <= 0 {
+		r.EvictionWorkers = 16
 	}
 	if r.Now == nil {
 		r.Now = time.Now
@@ -134,25 +142,40 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Now()
 	next := r.RetryPeriod
-	var errs []error
-	conflicts := false
+	var due []binding.View
 	for _, v := range views {
 		if !v.Object.GetDeletionTimestamp().IsZero() || v.Spec.Placement == nil {
 			continue
 		}
 		wait, evict := Decide(taints, v.Spec.Placement.ClusterTolerations, now)
-		if !evict {
-			if wait > 0 && wait < next {
-				next = wait
-			}
-			continue
+		if evict {
+			due = append(due, v)
+		} else if wait > 0 && wait < next {
+			next = wait
 		}
-		conflict, err := r.evict(ctx, v, cluster.Name)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		conflicts = conflicts || conflict
 	}
+	// A cluster lost takes every binding on it at once: the writes go in
+	// parallel, as Karmada's eviction workers do.
+	var (
+		mu        sync.Mutex
+		errs      []error
+		conflicts bool
+		g         errgroup.Group
+	)
+	g.SetLimit(r.EvictionWorkers)
+	for _, v := range due {
+		g.Go(func() error {
+			conflict, err := r.evict(ctx, v, cluster.Name)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			conflicts = conflicts || conflict
+			return nil
+		})
+	}
+	_ = g.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return ctrl.Result{}, err
 	}
