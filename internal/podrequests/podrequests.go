@@ -27,7 +27,7 @@ import (
 // The status of in-place resizes is not consulted: the spec is what is
 // counted.
 func ForPod(spec *corev1.PodSpec) corev1.ResourceList {
-	return effective(fromSpec(spec), false)
+	return effective(fromSpec(spec), false).list()
 }
 
 // ForTemplate returns the effective requests of the pods a controller
@@ -37,7 +37,7 @@ func ForPod(spec *corev1.PodSpec) corev1.ResourceList {
 // a pod-level request left out defaults to what the containers request of
 // cpu or memory, or else to the pod-level limit. Then ForPod applies.
 func ForTemplate(spec *corev1.PodSpec) corev1.ResourceList {
-	return effective(fromSpec(spec), true)
+	return effective(fromSpec(spec), true).list()
 }
 
 // pod holds what requests depend on, read from a PodSpec or from an
@@ -46,17 +46,17 @@ func ForTemplate(spec *corev1.PodSpec) corev1.ResourceList {
 type pod struct {
 	containers, initContainers []container
 	// requests and limits are the pod-level ones (spec.resources).
-	requests, limits corev1.ResourceList
-	overhead         corev1.ResourceList
+	requests, limits amounts
+	overhead         amounts
 }
 
 type container struct {
-	requests, limits corev1.ResourceList
+	requests, limits amounts
 	restartable      bool
 }
 
 func fromSpec(spec *corev1.PodSpec) *pod {
-	p := &pod{overhead: spec.Overhead}
+	p := &pod{overhead: fromList(spec.Overhead)}
 	p.containers = make([]container, len(spec.Containers))
 	for i := range spec.Containers {
 		p.containers[i] = fromContainer(&spec.Containers[i])
@@ -66,66 +66,60 @@ func fromSpec(spec *corev1.PodSpec) *pod {
 		p.initContainers[i] = fromContainer(&spec.InitContainers[i])
 	}
 	if spec.Resources != nil {
-		p.requests, p.limits = spec.Resources.Requests, spec.Resources.Limits
+		p.requests, p.limits = fromList(spec.Resources.Requests), fromList(spec.Resources.Limits)
 	}
 	return p
 }
 
 func fromContainer(c *corev1.Container) container {
 	return container{
-		requests:    c.Resources.Requests,
-		limits:      c.Resources.Limits,
+		requests:    fromList(c.Resources.Requests),
+		limits:      fromList(c.Resources.Limits),
 		restartable: c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways,
 	}
 }
 
-func effective(p *pod, template bool) corev1.ResourceList {
-	reqs := corev1.ResourceList{}
+func effective(p *pod, template bool) amounts {
+	total := make(amounts, 0, 4)
+	var sidecars, peak, step amounts
 	for i := range p.containers {
-		addTo(reqs, p.containers[i].effectiveRequests(template))
+		p.containers[i].addTo(&total, template)
 	}
-	var sidecars, initPeak corev1.ResourceList
 	for i := range p.initContainers {
 		c := &p.initContainers[i]
-		r := c.effectiveRequests(template)
 		if c.restartable {
-			addTo(reqs, r)
-			if sidecars == nil {
-				sidecars = corev1.ResourceList{}
-			}
-			addTo(sidecars, r)
-			initPeak = raiseTo(initPeak, sidecars)
+			c.addTo(&total, template)
+			c.addTo(&sidecars, template)
+			peak.raiseAll(sidecars)
 			continue
 		}
-		step := corev1.ResourceList{}
-		addTo(step, r)
-		addTo(step, sidecars)
-		initPeak = raiseTo(initPeak, step)
+		step = step[:0]
+		step.addAll(sidecars)
+		c.addTo(&step, template)
+		peak.raiseAll(step)
 	}
-	raiseTo(reqs, initPeak)
-	for name, q := range p.podLevelRequests(reqs, template) {
-		if PodLevelResource(name) {
-			reqs[name] = q.DeepCopy()
+	total.raiseAll(peak)
+	for _, x := range p.podLevelRequests(total, template) {
+		if PodLevelResource(x.name) {
+			total.set(x.name, x.q)
 		}
 	}
-	addTo(reqs, p.overhead)
-	return reqs
+	total.addAll(p.overhead)
+	return total
 }
 
-// effectiveRequests returns the container's requests, with its limits
-// filling the missing ones for a template.
-func (c *container) effectiveRequests(template bool) corev1.ResourceList {
-	if !template || len(c.limits) == 0 {
-		return c.requests
+// addTo adds the container's requests to sum, with its limits filling the
+// missing ones for a template.
+func (c *container) addTo(sum *amounts, template bool) {
+	sum.addAll(c.requests)
+	if !template {
+		return
 	}
-	out := make(corev1.ResourceList, len(c.requests)+len(c.limits))
-	for name, q := range c.limits {
-		out[name] = q
+	for _, x := range c.limits {
+		if !c.requests.has(x.name) {
+			sum.add(x.name, x.q)
+		}
 	}
-	for name, q := range c.requests {
-		out[name] = q
-	}
-	return out
 }
 
 // podLevelRequests returns spec.resources.requests, defaulted for a
@@ -134,24 +128,20 @@ func (c *container) effectiveRequests(template bool) corev1.ResourceList {
 // they request them, then any supported resource from its pod-level limit.
 // Huge pages cannot be overcommitted, so they never default from the
 // containers.
-func (p *pod) podLevelRequests(containers corev1.ResourceList, template bool) corev1.ResourceList {
+func (p *pod) podLevelRequests(containers amounts, template bool) amounts {
 	if !template || len(p.limits) == 0 {
 		return p.requests
 	}
-	out := make(corev1.ResourceList, len(p.requests)+len(p.limits))
-	for name, q := range p.requests {
-		out[name] = q
-	}
+	out := make(amounts, 0, len(p.requests)+len(p.limits))
+	out = append(out, p.requests...)
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		if _, set := out[name]; !set {
-			if q, ok := containers[name]; ok {
-				out[name] = q.DeepCopy()
-			}
+		if i := containers.index(name); i >= 0 && !out.has(name) {
+			out = append(out, containers[i])
 		}
 	}
-	for name, q := range p.limits {
-		if _, set := out[name]; !set && PodLevelResource(name) {
-			out[name] = q
+	for _, x := range p.limits {
+		if !out.has(x.name) && PodLevelResource(x.name) {
+			out = append(out, x)
 		}
 	}
 	return out
@@ -162,32 +152,6 @@ func (p *pod) podLevelRequests(containers corev1.ResourceList, template bool) co
 func PodLevelResource(name corev1.ResourceName) bool {
 	return name == corev1.ResourceCPU || name == corev1.ResourceMemory ||
 		strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
-}
-
-// addTo adds add into sum.
-func addTo(sum, add corev1.ResourceList) {
-	for name, q := range add {
-		if cur, ok := sum[name]; ok {
-			cur.Add(q)
-			sum[name] = cur
-		} else {
-			sum[name] = q.DeepCopy()
-		}
-	}
-}
-
-// raiseTo raises each resource of into to at least that of other, making
-// into when it is nil and other is not, and returns it.
-func raiseTo(into, other corev1.ResourceList) corev1.ResourceList {
-	if into == nil && len(other) > 0 {
-		into = make(corev1.ResourceList, len(other))
-	}
-	for name, q := range other {
-		if cur, ok := into[name]; !ok || q.Cmp(cur) > 0 {
-			into[name] = q.DeepCopy()
-		}
-	}
-	return into
 }
 
 // Format writes requests the way Karmada's interpreter does, so results

@@ -21,7 +21,14 @@ func TemplateFromUnstructured(spec map[string]any) (corev1.ResourceList, error) 
 	if err != nil {
 		return nil, err
 	}
-	return effective(p, true), nil
+	return effective(p, true).list(), nil
+}
+
+// parser reads quantities into one buffer that every list of the pod is a
+// part of: one allocation for the lot instead of one per list. A list is
+// never appended to once read, so a part stays valid when the buffer grows.
+type parser struct {
+	buf amounts
 }
 
 func fromUnstructured(spec map[string]any) (*pod, error) {
@@ -29,89 +36,120 @@ func fromUnstructured(spec map[string]any) (*pod, error) {
 	if spec == nil {
 		return p, nil
 	}
+	r := parser{buf: make(amounts, 0, 8)}
 	var err error
-	if p.containers, err = containers(spec, "containers"); err != nil {
-		return nil, err
+	if p.containers, err = r.containers(spec["containers"]); err != nil {
+		return nil, at("containers", err)
 	}
-	if p.initContainers, err = containers(spec, "initContainers"); err != nil {
-		return nil, err
+	if p.initContainers, err = r.containers(spec["initContainers"]); err != nil {
+		return nil, at("initContainers", err)
 	}
 	if v := spec["resources"]; v != nil {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, wrongType("resources", "an object", v)
-		}
-		if p.requests, p.limits, err = requirements(m, "resources"); err != nil {
-			return nil, err
+		if p.requests, p.limits, err = r.requirements(v); err != nil {
+			return nil, at("resources", err)
 		}
 	}
-	if p.overhead, err = resourceList(spec["overhead"], "overhead"); err != nil {
-		return nil, err
+	if p.overhead, err = r.resourceList(spec["overhead"]); err != nil {
+		return nil, at("overhead", err)
 	}
 	return p, nil
 }
 
-func containers(spec map[string]any, field string) ([]container, error) {
-	v := spec[field]
+func (r *parser) containers(v any) ([]container, error) {
 	if v == nil {
 		return nil, nil
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, wrongType(field, "a list", v)
+		return nil, wrongType("a list", v)
 	}
 	out := make([]container, len(list))
 	for i, e := range list {
 		c, ok := e.(map[string]any)
 		if !ok {
-			return nil, wrongType(fmt.Sprintf("%s[%d]", field, i), "an object", e)
+			return nil, at(index(i), wrongType("an object", e))
 		}
 		out[i].restartable = c["restartPolicy"] == string(corev1.ContainerRestartPolicyAlways)
-		r := c["resources"]
-		if r == nil {
-			continue
-		}
-		rm, ok := r.(map[string]any)
-		if !ok {
-			return nil, wrongType(fmt.Sprintf("%s[%d].resources", field, i), "an object", r)
-		}
-		var err error
-		if out[i].requests, out[i].limits, err = requirements(rm, fmt.Sprintf("%s[%d].resources", field, i)); err != nil {
-			return nil, err
+		if res := c["resources"]; res != nil {
+			var err error
+			if out[i].requests, out[i].limits, err = r.requirements(res); err != nil {
+				return nil, at(index(i), at("resources", err))
+			}
 		}
 	}
 	return out, nil
 }
 
-func requirements(r map[string]any, path string) (requests, limits corev1.ResourceList, err error) {
-	if requests, err = resourceList(r["requests"], path+".requests"); err != nil {
-		return nil, nil, err
+func (r *parser) requirements(v any) (requests, limits amounts, err error) {
+	res, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, wrongType("an object", v)
 	}
-	limits, err = resourceList(r["limits"], path+".limits")
-	return requests, limits, err
+	if requests, err = r.resourceList(res["requests"]); err != nil {
+		return nil, nil, at("requests", err)
+	}
+	if limits, err = r.resourceList(res["limits"]); err != nil {
+		return nil, nil, at("limits", err)
+	}
+	return requests, limits, nil
 }
 
-func resourceList(v any, path string) (corev1.ResourceList, error) {
+func (r *parser) resourceList(v any) (amounts, error) {
 	if v == nil {
 		return nil, nil
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, wrongType(path, "an object", v)
+		return nil, wrongType("an object", v)
 	}
 	if len(m) == 0 {
 		return nil, nil
 	}
-	out := make(corev1.ResourceList, len(m))
+	start := len(r.buf)
 	for name, raw := range m {
 		q, err := Quantity(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s.%s: %w", path, name, err)
+			return nil, at(name, err)
 		}
-		out[corev1.ResourceName(name)] = q
+		r.buf = append(r.buf, amount{corev1.ResourceName(name), q})
 	}
-	return out, nil
+	return r.buf[start:len(r.buf):len(r.buf)], nil
 }
+
+// fieldError is an error at a path below the pod spec, built from the
+// inside out only when something is wrong ("containers[0].resources...").
+type fieldError struct {
+	path string
+	err  error
+}
+
+func (e *fieldError) Error() string {
+	if e.path == "" {
+		return e.err.Error()
+	}
+	return e.path + ": " + e.err.Error()
+}
+
+func (e *fieldError) Unwrap() error { return e.err }
+
+// at puts err below the field or index seg ("[0]").
+func at(seg string, err error) error {
+	fe, ok := err.(*fieldError)
+	if !ok {
+		return &fieldError{path: seg, err: err}
+	}
+	switch {
+	case fe.path == "":
+		fe.path = seg
+	case fe.path[0] == '[':
+		fe.path = seg + fe.path
+	default:
+		fe.path = seg + "." + fe.path
+	}
+	return fe
+}
+
+func index(i int) string { return "[" + strconv.Itoa(i) + "]" }
 
 // Quantity parses what JSON or a Lua script gives for a quantity: a
 // string, or a number.
@@ -136,6 +174,6 @@ func Quantity(raw any) (resource.Quantity, error) {
 	return resource.Quantity{}, fmt.Errorf("expected a quantity, got %T", raw)
 }
 
-func wrongType(path, want string, got any) error {
-	return fmt.Errorf("%s: expected %s, got %T", path, want, got)
+func wrongType(want string, got any) error {
+	return &fieldError{err: fmt.Errorf("expected %s, got %T", want, got)}
 }
