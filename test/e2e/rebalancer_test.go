@@ -57,6 +57,82 @@ func allocatedCPU(ctx context.Context, name string) (int64, error) {
 	return q.MilliValue(), nil
 }
 
+// fillerCPU is what each filler pod requests: one fits a kwok node of 8
+// CPUs, two do not.
+const fillerCPU = 5500
+
+// takeCPU runs, in member m and outside the federation, one filler pod per
+// node (three), so that m reports most of its CPU allocated; deleting the
+// returned Deployment gives it back.
+func takeCPU(t *testing.T, m, ns string) *appsv1.Deployment {
+	t.Helper()
+	filler := deployment(ns, "filler", 3, "registry.example/filler:1")
+	filler.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
+		corev1.ResourceCPU: *resource.NewMilliQuantity(fillerCPU, resource.DecimalSI)}
+	mc := member(t, m).Client
+	if err := mc.Create(t.Context(), filler); err != nil {
+		t.Fatalf("creating the filler in %s: %v", m, err)
+	}
+	t.Cleanup(func() { _ = mc.Delete(context.Background(), filler) })
+	eventually(t, "the filler running in "+m, func(ctx context.Context) (bool, error) {
+		var d appsv1.Deployment
+		if err := mc.Get(ctx, client.ObjectKeyFromObject(filler), &d); err != nil {
+			return false, err
+		}
+		return d.Status.AvailableReplicas == 3, nil
+	})
+	eventually(t, m+" reporting the filler's CPU allocated", func(ctx context.Context) (bool, error) {
+		cpu, err := allocatedCPU(ctx, m)
+		return cpu >= 3*fillerCPU, err
+	})
+	return filler
+}
+
+// scheduledTargets reads the binding under key: its targets once it is
+// scheduled, nil before. At every look the targets must hold the
+// template's replicas, none lost and none doubled.
+func scheduledTargets(ctx context.Context, t *testing.T, c client.Client, key client.ObjectKey, replicas int32) (*workv1alpha2.ResourceBinding, map[string]int32, error) {
+	t.Helper()
+	var rb workv1alpha2.ResourceBinding
+	if err := c.Get(ctx, key, &rb); err != nil {
+		return nil, nil, err
+	}
+	if !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.Scheduled) || len(rb.Spec.Clusters) == 0 {
+		return &rb, nil, nil
+	}
+	targets := targetReplicas(rb.Spec.Clusters)
+	var sum int32
+	for _, n := range targets {
+		sum += n
+	}
+	if sum != replicas {
+		t.Fatalf("the binding places %d replicas (%v), the template has %d", sum, targets, replicas)
+	}
+	return &rb, targets, nil
+}
+
+// availableIn waits until every member runs the Deployment under key with
+// the replicas want gives it (none: absent), all available, and checks
+// that the members' counts are exactly those.
+func availableIn(t *testing.T, key client.ObjectKey, want map[string]int32) {
+	t.Helper()
+	for _, m := range allMembers() {
+		n := want[m]
+		eventually(t, fmt.Sprintf("%s in %s with %d replicas available", key.Name, m, n), func(ctx context.Context) (bool, error) {
+			var got appsv1.Deployment
+			err := member(t, m).Client.Get(ctx, key, &got)
+			if apierrors.IsNotFound(err) {
+				return n == 0, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			return *got.Spec.Replicas == n && got.Status.AvailableReplicas == n && got.Status.ObservedGeneration == got.Generation, nil
+		})
+	}
+	replicasIn(t, allMembers(), key, want)
+}
+
 // TestWorkloadRebalancer: a Deployment divided by dynamic weight
 // (available replicas) is placed while most of member1's CPU is taken, so
 // member1 gets less than its share. When that CPU is freed the placement
@@ -67,36 +143,19 @@ func allocatedCPU(ctx context.Context, name string) (int64, error) {
 func TestWorkloadRebalancer(t *testing.T) {
 	t.Parallel()
 	const (
-		replicas       = 6
+		replicas int32 = 6
 		busy           = "member1"
 		ttl      int32 = 10
 	)
 	ctl := rebalancerClient(t)
 	ns := namespace(t, "e2e-rebalancer")
 
-	// The members' kwok nodes have 8 CPUs each (three per member). Filler
-	// pods of 5500m, one per node (two do not fit on one), leave member1 about 7.5 CPUs: room for
-	// three replicas of 2 CPUs where the other members have twelve. Room is
-	// left on every node for one replica, so whatever member1 gets runs.
-	// No other scenario requests much CPU, so they are not squeezed.
-	filler := deployment(ns, "filler", 3, "registry.example/filler:1")
-	filler.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5500m")}
-	busyMember := member(t, busy)
-	if err := busyMember.Client.Create(t.Context(), filler); err != nil {
-		t.Fatalf("creating the filler in %s: %v", busy, err)
-	}
-	t.Cleanup(func() { _ = busyMember.Client.Delete(context.Background(), filler) })
-	eventually(t, "the filler running in "+busy, func(ctx context.Context) (bool, error) {
-		var d appsv1.Deployment
-		if err := busyMember.Client.Get(ctx, client.ObjectKeyFromObject(filler), &d); err != nil {
-			return false, err
-		}
-		return d.Status.AvailableReplicas == 3, nil
-	})
-	eventually(t, busy+" reporting the filler's CPU allocated", func(ctx context.Context) (bool, error) {
-		cpu, err := allocatedCPU(ctx, busy)
-		return cpu >= 3*5500, err
-	})
+	// The members have three kwok nodes of 8 CPUs. The filler leaves
+	// member1 about 7.5 CPUs: room for three replicas of 2 CPUs where the
+	// other members have twelve. Every node keeps room for one replica, so
+	// whatever member1 gets runs. No other scenario requests much CPU, so
+	// none is squeezed.
+	filler := takeCPU(t, busy, ns)
 
 	pp := propagationPolicy(ns, "web", nil, policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"})
 	pp.Spec.Placement.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{
@@ -111,30 +170,10 @@ func TestWorkloadRebalancer(t *testing.T) {
 	key := client.ObjectKeyFromObject(d)
 	rbKey := client.ObjectKey{Namespace: ns, Name: names.Binding(d.Name, "Deployment")}
 
-	// scheduled reads the binding and checks, at every look, that its
-	// targets hold the template's replicas: none lost, none doubled.
-	scheduled := func(ctx context.Context) (*workv1alpha2.ResourceBinding, map[string]int32, error) {
-		var rb workv1alpha2.ResourceBinding
-		if err := ctl.Get(ctx, rbKey, &rb); err != nil {
-			return nil, nil, err
-		}
-		if !meta.IsStatusConditionTrue(rb.Status.Conditions, workv1alpha2.Scheduled) || len(rb.Spec.Clusters) == 0 {
-			return &rb, nil, nil
-		}
-		targets := targetReplicas(rb.Spec.Clusters)
-		var sum int32
-		for _, n := range targets {
-			sum += n
-		}
-		if sum != replicas {
-			t.Fatalf("the binding places %d replicas (%v), the template has %d", sum, targets, replicas)
-		}
-		return &rb, targets, nil
-	}
 	var before map[string]int32
 	var firstSchedule metav1.Time
 	eventually(t, "web scheduled", func(ctx context.Context) (bool, error) {
-		rb, targets, err := scheduled(ctx)
+		rb, targets, err := scheduledTargets(ctx, t, ctl, rbKey, replicas)
 		if err != nil || targets == nil || rb.Status.LastScheduledTime == nil {
 			return false, err
 		}
@@ -145,36 +184,18 @@ func TestWorkloadRebalancer(t *testing.T) {
 	if before[busy] >= replicas/3 {
 		t.Fatalf("with its CPU taken, %s got %d replicas of %v; the scenario needs it to get less than an even share", busy, before[busy], before)
 	}
-	runsAvailable := func(want map[string]int32) {
-		t.Helper()
-		for _, m := range allMembers() {
-			n := want[m]
-			eventually(t, fmt.Sprintf("web in %s with %d replicas available", m, n), func(ctx context.Context) (bool, error) {
-				var got appsv1.Deployment
-				err := member(t, m).Client.Get(ctx, key, &got)
-				if apierrors.IsNotFound(err) {
-					return n == 0, nil
-				}
-				if err != nil {
-					return false, err
-				}
-				return *got.Spec.Replicas == n && got.Status.AvailableReplicas == n && got.Status.ObservedGeneration == got.Generation, nil
-			})
-		}
-		replicasIn(t, allMembers(), key, want)
-	}
-	runsAvailable(before)
+	availableIn(t, key, before)
 
 	// member1 gains its CPU back. Nothing moves by itself: resource
 	// summaries do not trigger a schedule.
-	if err := busyMember.Client.Delete(t.Context(), filler); err != nil {
+	if err := member(t, busy).Client.Delete(t.Context(), filler); err != nil {
 		t.Fatalf("deleting the filler in %s: %v", busy, err)
 	}
 	eventually(t, busy+" reporting its CPU free again", func(ctx context.Context) (bool, error) {
 		cpu, err := allocatedCPU(ctx, busy)
-		return cpu < 5500, err
+		return cpu < fillerCPU, err
 	})
-	_, targets, err := scheduled(t.Context())
+	_, targets, err := scheduledTargets(t.Context(), t, ctl, rbKey, replicas)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +240,7 @@ func TestWorkloadRebalancer(t *testing.T) {
 
 	even := map[string]int32{"member1": 2, "member2": 2, "member3": 2}
 	eventually(t, "web rescheduled afresh and divided evenly", func(ctx context.Context) (bool, error) {
-		rb, targets, err := scheduled(ctx)
+		rb, targets, err := scheduledTargets(ctx, t, ctl, rbKey, replicas)
 		if err != nil || targets == nil {
 			return false, err
 		}
@@ -229,7 +250,7 @@ func TestWorkloadRebalancer(t *testing.T) {
 		last := rb.Status.LastScheduledTime
 		return last != nil && last.After(firstSchedule.Time) && maps.Equal(targets, even), nil
 	})
-	runsAvailable(even)
+	availableIn(t, key, even)
 
 	eventually(t, "the rebalancer deleted after its TTL", func(ctx context.Context) (bool, error) {
 		err := ctl.Get(ctx, client.ObjectKeyFromObject(rebalancer), &appsv1alpha1.WorkloadRebalancer{})
