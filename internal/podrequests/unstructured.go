@@ -2,6 +2,7 @@ package podrequests
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -134,8 +135,8 @@ func (e *fieldError) Unwrap() error { return e.err }
 
 // at puts err below the field or index seg ("[0]").
 func at(seg string, err error) error {
-	fe, ok := err.(*fieldError)
-	if !ok {
+	var fe *fieldError
+	if !errors.As(err, &fe) {
 		return &fieldError{path: seg, err: err}
 	}
 	switch {
