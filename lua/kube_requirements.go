@@ -54,7 +54,7 @@ func templateSpec(L *glua.LState, fn string, tpl *glua.LTable) map[string]any {
 // (podrequests.ForTemplate) written as Karmada writes it; the node claim
 // parts are passed on as they are.
 func replicaRequirements(spec map[string]any) (map[string]any, error) {
-	requests, err := podrequests.TemplateFromUnstructured(spec)
+	requests, err := podrequests.FormattedTemplateFromUnstructured(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -72,9 +72,9 @@ func replicaRequirements(spec map[string]any) (map[string]any, error) {
 	if len(claim) > 0 {
 		out["nodeClaim"] = claim
 	}
-	if reqs := podrequests.Format(requests); len(reqs) > 0 {
-		rr := make(map[string]any, len(reqs))
-		for name, q := range reqs {
+	if len(requests) > 0 {
+		rr := make(map[string]any, len(requests))
+		for name, q := range requests {
 			rr[string(name)] = q.String()
 		}
 		out["resourceRequest"] = rr

@@ -161,29 +161,45 @@ func PodLevelResource(name corev1.ResourceName) bool {
 func Format(reqs corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
 	for name, q := range reqs {
-		var f resource.Quantity
-		switch {
-		case name == corev1.ResourceCPU:
-			if q.MilliValue() <= 0 {
-				continue
+		if f, ok := formatted(name, q); ok {
+			if out == nil {
+				out = make(corev1.ResourceList, len(reqs))
 			}
-			f = *resource.NewMilliQuantity(q.MilliValue(), resource.DecimalSI)
-		case name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage ||
-			strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix):
-			if q.Value() <= 0 {
-				continue
-			}
-			f = *resource.NewQuantity(q.Value(), resource.BinarySI)
-		default:
-			if q.Value() <= 0 {
-				continue
-			}
-			f = *resource.NewQuantity(q.Value(), resource.DecimalSI)
+			out[name] = f
 		}
-		if out == nil {
-			out = make(corev1.ResourceList, len(reqs))
-		}
-		out[name] = f
 	}
 	return out
+}
+
+func (a amounts) formatted() corev1.ResourceList {
+	var out corev1.ResourceList
+	for _, x := range a {
+		if f, ok := formatted(x.name, x.q); ok {
+			if out == nil {
+				out = make(corev1.ResourceList, len(a))
+			}
+			out[x.name] = f
+		}
+	}
+	return out
+}
+
+func formatted(name corev1.ResourceName, q resource.Quantity) (resource.Quantity, bool) {
+	switch {
+	case name == corev1.ResourceCPU:
+		if q.MilliValue() <= 0 {
+			return resource.Quantity{}, false
+		}
+		return *resource.NewMilliQuantity(q.MilliValue(), resource.DecimalSI), true
+	case name == corev1.ResourceMemory || name == corev1.ResourceEphemeralStorage ||
+		strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix):
+		if q.Value() <= 0 {
+			return resource.Quantity{}, false
+		}
+		return *resource.NewQuantity(q.Value(), resource.BinarySI), true
+	}
+	if q.Value() <= 0 {
+		return resource.Quantity{}, false
+	}
+	return *resource.NewQuantity(q.Value(), resource.DecimalSI), true
 }

@@ -178,6 +178,15 @@ func TestTemplateFromUnstructured(t *testing.T) {
 	if d := cmp.Diff(list("cpu", "360m", "memory", "1Gi", "nvidia.com/gpu", "1"), got, quantityValues); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+	formatted, err := FormattedTemplateFromUnstructured(map[string]any{
+		"containers": []any{map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "2.048", "memory": "1073741824"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := formatted.Cpu().String() + " " + formatted.Memory().String(); got != "2048m 1Gi" {
+		t.Errorf("formatted requests %q, want Karmada's \"2048m 1Gi\"", got)
+	}
 
 	for _, tt := range []struct {
 		name    string

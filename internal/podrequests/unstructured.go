@@ -32,6 +32,17 @@ type parser struct {
 	buf amounts
 }
 
+// FormattedTemplateFromUnstructured is Format(TemplateFromUnstructured(spec))
+// without the list in between, for the interpreters, which answer every
+// GetReplicas with it.
+func FormattedTemplateFromUnstructured(spec map[string]any) (corev1.ResourceList, error) {
+	p, err := fromUnstructured(spec)
+	if err != nil {
+		return nil, err
+	}
+	return effective(p, true).formatted(), nil
+}
+
 func fromUnstructured(spec map[string]any) (*pod, error) {
 	p := &pod{}
 	if spec == nil {

@@ -75,9 +75,5 @@ func nodeClaim(spec map[string]any) (*workv1alpha2.NodeClaim, error) {
 // pod-level resources and overhead, after the API server's defaulting),
 // written as Karmada writes it.
 func podResourceRequest(spec map[string]any) (corev1.ResourceList, error) {
-	reqs, err := podrequests.TemplateFromUnstructured(spec)
-	if err != nil {
-		return nil, err
-	}
-	return podrequests.Format(reqs), nil
+	return podrequests.FormattedTemplateFromUnstructured(spec)
 }
