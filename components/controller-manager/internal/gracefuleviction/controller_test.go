@@ -70,10 +70,9 @@ func tasks(ctx context.Context, c client.Client, name string) ([]workv1alpha2.Gr
 	return rb.Spec.GracefulEvictionTasks, nil
 }
 
-// TestTasksEnd: a task ends once the replacement is healthy, or at once
-// when purged Directly, with an EvictWorkloadFromClusterSucceed event; a
-// task whose replacement is not healthy stays, stamped with its creation
-// time.
+// TestTasksEnd: a task ends once the replacement is healthy, with an
+// EvictWorkloadFromClusterSucceed event; a task whose replacement is not
+// healthy stays, stamped with its creation time.
 func TestTasksEnd(t *testing.T) {
 	c := server.Client
 	controllertest.Start(t, server.Config, func(mgr ctrl.Manager, _ *controllertest.Env) error {
@@ -81,9 +80,8 @@ func TestTasksEnd(t *testing.T) {
 			Recorder: mgr.GetEventRecorder(gracefuleviction.ResourceBindingControllerName)}).SetupWithManager(mgr)
 	})
 	evicting(t, c, "healthy", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceHealthy)
-	evicting(t, c, "directly", policyv1alpha1.PurgeModeDirectly, workv1alpha2.ResourceUnhealthy)
 	evicting(t, c, "starting", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy)
-	for _, name := range []string{"healthy", "directly"} {
+	for _, name := range []string{"healthy"} {
 		controllertest.WaitFor(t, "the task of "+name+" ended", func(ctx context.Context) (bool, error) {
 			ts, err := tasks(ctx, c, name)
 			return err == nil && len(ts) == 0, err
