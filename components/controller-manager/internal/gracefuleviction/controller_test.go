@@ -81,25 +81,24 @@ func TestTasksEnd(t *testing.T) {
 	})
 	evicting(t, c, "healthy", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceHealthy)
 	evicting(t, c, "starting", policyv1alpha1.PurgeModeGracefully, workv1alpha2.ResourceUnhealthy)
-	for _, name := range []string{"healthy"} {
-		controllertest.WaitFor(t, "the task of "+name+" ended", func(ctx context.Context) (bool, error) {
-			ts, err := tasks(ctx, c, name)
-			return err == nil && len(ts) == 0, err
-		})
-		controllertest.WaitFor(t, "an eviction event on "+name, func(ctx context.Context) (bool, error) {
-			var list corev1.EventList
-			if err := c.List(ctx, &list, client.InNamespace("default")); err != nil {
-				return false, err
+	const name = "healthy"
+	controllertest.WaitFor(t, "the task of "+name+" ended", func(ctx context.Context) (bool, error) {
+		ts, err := tasks(ctx, c, name)
+		return err == nil && len(ts) == 0, err
+	})
+	controllertest.WaitFor(t, "an eviction event on "+name, func(ctx context.Context) (bool, error) {
+		var list corev1.EventList
+		if err := c.List(ctx, &list, client.InNamespace("default")); err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == name && e.InvolvedObject.Kind == "ResourceBinding" &&
+				e.Reason == flotillaevents.ReasonEvictWorkloadSucceed && e.Message == "Evict from cluster m1 succeed." {
+				return true, nil
 			}
-			for _, e := range list.Items {
-				if e.InvolvedObject.Name == name && e.InvolvedObject.Kind == "ResourceBinding" &&
-					e.Reason == flotillaevents.ReasonEvictWorkloadSucceed && e.Message == "Evict from cluster m1 succeed." {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
-	}
+		}
+		return false, nil
+	})
 	controllertest.WaitFor(t, "the task of starting stamped", func(ctx context.Context) (bool, error) {
 		ts, err := tasks(ctx, c, "starting")
 		return err == nil && len(ts) == 1 && ts[0].CreationTimestamp != nil, err
