@@ -22,7 +22,7 @@ func TemplateFromUnstructured(spec map[string]any) (corev1.ResourceList, error) 
 	if err != nil {
 		return nil, err
 	}
-	return effective(p, true).list(), nil
+	return effective(&p, true).list(), nil
 }
 
 // parser reads quantities into one buffer that every list of the pod is a
@@ -40,29 +40,31 @@ func FormattedTemplateFromUnstructured(spec map[string]any) (corev1.ResourceList
 	if err != nil {
 		return nil, err
 	}
-	return effective(p, true).formatted(), nil
+	return effective(&p, true).formatted(), nil
 }
 
-func fromUnstructured(spec map[string]any) (*pod, error) {
-	p := &pod{}
+// fromUnstructured returns the pod by value: it stays on the caller's stack.
+func fromUnstructured(spec map[string]any) (pod, error) {
+	var p pod
 	if spec == nil {
 		return p, nil
 	}
-	r := parser{buf: make(amounts, 0, 8)}
+	// Most pods name two resources in one or two containers.
+	r := parser{buf: make(amounts, 0, 4)}
 	var err error
 	if p.containers, err = r.containers(spec["containers"]); err != nil {
-		return nil, at("containers", err)
+		return pod{}, at("containers", err)
 	}
 	if p.initContainers, err = r.containers(spec["initContainers"]); err != nil {
-		return nil, at("initContainers", err)
+		return pod{}, at("initContainers", err)
 	}
 	if v := spec["resources"]; v != nil {
-		if p.requests, p.limits, err = r.requirements(v); err != nil {
-			return nil, at("resources", err)
+		if p.requests, p.limits, err = r.requirements(v, true); err != nil {
+			return pod{}, at("resources", err)
 		}
 	}
-	if p.overhead, err = r.resourceList(spec["overhead"]); err != nil {
-		return nil, at("overhead", err)
+	if p.overhead, err = r.resourceList(spec["overhead"], nil); err != nil {
+		return pod{}, at("overhead", err)
 	}
 	return p, nil
 }
@@ -84,7 +86,7 @@ func (r *parser) containers(v any) ([]container, error) {
 		out[i].restartable = c["restartPolicy"] == string(corev1.ContainerRestartPolicyAlways)
 		if res := c["resources"]; res != nil {
 			var err error
-			if out[i].requests, out[i].limits, err = r.requirements(res); err != nil {
+			if out[i].requests, out[i].limits, err = r.requirements(res, false); err != nil {
 				return nil, at(index(i), at("resources", err))
 			}
 		}
@@ -92,21 +94,31 @@ func (r *parser) containers(v any) ([]container, error) {
 	return out, nil
 }
 
-func (r *parser) requirements(v any) (requests, limits amounts, err error) {
+// requirements reads requests and limits. A container's limit matters only
+// where it stands in for a missing request, so unless allLimits the limits
+// of resources with a request are not read (parsing quantities is most of
+// the cost of a GetReplicas).
+func (r *parser) requirements(v any, allLimits bool) (requests, limits amounts, err error) {
 	res, ok := v.(map[string]any)
 	if !ok {
 		return nil, nil, wrongType("an object", v)
 	}
-	if requests, err = r.resourceList(res["requests"]); err != nil {
+	if requests, err = r.resourceList(res["requests"], nil); err != nil {
 		return nil, nil, at("requests", err)
 	}
-	if limits, err = r.resourceList(res["limits"]); err != nil {
+	skip := requests
+	if allLimits {
+		skip = nil
+	}
+	if limits, err = r.resourceList(res["limits"], skip); err != nil {
 		return nil, nil, at("limits", err)
 	}
 	return requests, limits, nil
 }
 
-func (r *parser) resourceList(v any) (amounts, error) {
+// resourceList reads a map of quantities, leaving out the resources skip
+// names.
+func (r *parser) resourceList(v any, skip amounts) (amounts, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -119,6 +131,9 @@ func (r *parser) resourceList(v any) (amounts, error) {
 	}
 	start := len(r.buf)
 	for name, raw := range m {
+		if skip.has(corev1.ResourceName(name)) {
+			continue
+		}
 		q, err := Quantity(raw)
 		if err != nil {
 			return nil, at(name, err)
