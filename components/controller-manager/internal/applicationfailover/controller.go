@@ -94,7 +94,7 @@ func (r *Reconciler) setup(mgr ctrl.Manager, obj client.Object) error {
 	}
 	r.unhealthy = unhealthySince{m: map[types.NamespacedName]map[string]time.Time{}}
 	withFailover := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		v, ok := viewOf(o)
+		v, ok := binding.AsView(o)
 		return ok && v.Spec.Failover != nil && v.Spec.Failover.Application != nil
 	})
 	return ctrl.NewControllerManagedBy(mgr).
@@ -104,31 +104,18 @@ func (r *Reconciler) setup(mgr ctrl.Manager, obj client.Object) error {
 		Complete(r)
 }
 
-func viewOf(o client.Object) (binding.View, bool) {
-	switch b := o.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return binding.ViewOf(b), true
-	case *workv1alpha2.ClusterResourceBinding:
-		return binding.ClusterViewOf(b), true
-	}
-	return binding.View{}, false
-}
-
 // Reconcile times how long the workload has been unhealthy in each cluster,
 // evicts it from those past the toleration in one write, and comes back
 // when the next toleration runs out.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var obj client.Object = &workv1alpha2.ResourceBinding{}
-	if r.clustered {
-		obj = &workv1alpha2.ClusterResourceBinding{}
-	}
+	obj := binding.NewObject(r.clustered)
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.unhealthy.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	v, _ := viewOf(obj)
+	v, _ := binding.AsView(obj)
 	if !r.applies(v) {
 		r.unhealthy.forget(req.NamespacedName)
 		return ctrl.Result{}, nil

@@ -27,6 +27,26 @@ func ClusterViewOf(crb *workv1alpha2.ClusterResourceBinding) View {
 	return View{Object: crb, Spec: &crb.Spec, Status: &crb.Status}
 }
 
+// AsView wraps o when it is a *ResourceBinding or *ClusterResourceBinding.
+func AsView(o client.Object) (View, bool) {
+	switch b := o.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return ViewOf(b), true
+	case *workv1alpha2.ClusterResourceBinding:
+		return ClusterViewOf(b), true
+	}
+	return View{}, false
+}
+
+// NewObject is an empty ClusterResourceBinding when clustered, else an
+// empty ResourceBinding, to read one into.
+func NewObject(clustered bool) client.Object {
+	if clustered {
+		return &workv1alpha2.ClusterResourceBinding{}
+	}
+	return &workv1alpha2.ResourceBinding{}
+}
+
 // Clustered reports whether this is a ClusterResourceBinding.
 func (v View) Clustered() bool {
 	_, ok := v.Object.(*workv1alpha2.ClusterResourceBinding)

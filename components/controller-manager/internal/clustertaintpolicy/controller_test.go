@@ -2,12 +2,10 @@ package clustertaintpolicy_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"slices"
 	"testing"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,22 +20,7 @@ import (
 
 var server *controllertest.APIServer
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	scheme, err := controllertest.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if server, err = controllertest.StartAPIServer(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = server.Stop() }()
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(controllertest.Main(m, &server, nil)) }
 
 func setReady(t *testing.T, c client.Client, name string, status metav1.ConditionStatus) {
 	t.Helper()

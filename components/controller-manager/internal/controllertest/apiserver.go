@@ -6,10 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
+
+	"github.com/go-logr/logr"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -76,4 +80,27 @@ func repoRoot() (string, error) {
 		return "", errors.New("locating the repository root")
 	}
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", ".."), nil
+}
+
+// Main runs a package's tests against one API server serving scheme's
+// types (NewScheme's when nil), which it puts in *server for them, and
+// stops it after: call it from TestMain as
+// os.Exit(controllertest.Main(m, &server, nil)).
+func Main(m *testing.M, server **APIServer, scheme *kruntime.Scheme) int {
+	ctrl.SetLogger(logr.Discard())
+	if scheme == nil {
+		var err error
+		if scheme, err = NewScheme(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	s, err := StartAPIServer(scheme)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = s.Stop() }()
+	*server = s
+	return m.Run()
 }

@@ -79,7 +79,7 @@ func (r *Reconciler) setup(mgr ctrl.Manager, name string, obj client.Object) err
 	// Only bindings being evicted from somewhere; their status (the
 	// replacement's health) and spec (the new schedule) move the tasks.
 	evicting := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		v, ok := viewOf(o)
+		v, ok := binding.AsView(o)
 		return ok && len(v.Spec.GracefulEvictionTasks) > 0
 	})
 	return ctrl.NewControllerManagedBy(mgr).
@@ -89,28 +89,15 @@ func (r *Reconciler) setup(mgr ctrl.Manager, name string, obj client.Object) err
 		Complete(r)
 }
 
-func viewOf(o client.Object) (binding.View, bool) {
-	switch b := o.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return binding.ViewOf(b), true
-	case *workv1alpha2.ClusterResourceBinding:
-		return binding.ClusterViewOf(b), true
-	}
-	return binding.View{}, false
-}
-
 // Reconcile assesses the binding's tasks once the scheduler has placed it
 // for its current spec, writes the tasks that remain, and comes back when
 // the first of them times out.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var obj client.Object = &workv1alpha2.ResourceBinding{}
-	if r.clustered {
-		obj = &workv1alpha2.ClusterResourceBinding{}
-	}
+	obj := binding.NewObject(r.clustered)
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	v, _ := viewOf(obj)
+	v, _ := binding.AsView(obj)
 	if !obj.GetDeletionTimestamp().IsZero() || len(v.Spec.GracefulEvictionTasks) == 0 {
 		return ctrl.Result{}, nil
 	}

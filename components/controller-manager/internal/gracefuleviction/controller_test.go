@@ -2,11 +2,9 @@ package gracefuleviction_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,22 +19,7 @@ import (
 
 var server *controllertest.APIServer
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	scheme, err := controllertest.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if server, err = controllertest.StartAPIServer(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = server.Stop() }()
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(controllertest.Main(m, &server, nil)) }
 
 // evicting creates a binding scheduled to m2 and being evicted from m1,
 // with the scheduler's status for its generation and m2's health.

@@ -109,17 +109,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func targetClusters(obj client.Object) []string {
-	var spec *workv1alpha2.ResourceBindingSpec
-	switch b := obj.(type) {
-	case *workv1alpha2.ResourceBinding:
-		spec = &b.Spec
-	case *workv1alpha2.ClusterResourceBinding:
-		spec = &b.Spec
-	default:
+	v, ok := binding.AsView(obj)
+	if !ok {
 		return nil
 	}
-	names := make([]string, len(spec.Clusters))
-	for i, c := range spec.Clusters {
+	names := make([]string, len(v.Spec.Clusters))
+	for i, c := range v.Spec.Clusters {
 		names[i] = c.Name
 	}
 	return names

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -23,22 +22,7 @@ import (
 
 var server *controllertest.APIServer
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	scheme, err := controllertest.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if server, err = controllertest.StartAPIServer(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = server.Stop() }()
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(controllertest.Main(m, &server, nil)) }
 
 func binding(name string, tolerations ...corev1.Toleration) *workv1alpha2.ResourceBinding {
 	return &workv1alpha2.ResourceBinding{

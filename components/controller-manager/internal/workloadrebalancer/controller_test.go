@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,24 +23,16 @@ import (
 
 var server *controllertest.APIServer
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
+func TestMain(m *testing.M) {
 	scheme, err := controllertest.NewScheme()
 	if err == nil {
 		err = appsv1alpha1.AddToScheme(scheme)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		os.Exit(1)
 	}
-	if server, err = controllertest.StartAPIServer(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = server.Stop() }()
-	return m.Run()
+	os.Exit(controllertest.Main(m, &server, scheme))
 }
 
 // startController runs the controller in a manager of its own until the
