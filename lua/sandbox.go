@@ -241,7 +241,7 @@ func (st *state) print(L *glua.LState) int {
 // Reading through to the shared globals has one flaw: a global the script
 // assigned and then set to nil is gone from the environment, so the next
 // read finds the built-in of the same name again (a script doing
-// `error = ”` then `error = obj.status.error` would get the function
+// `error = ""` then `error = obj.status.error` would get the function
 // error back, where Lua gives nil). A script that assigns a global named
 // like a built-in, or reaches the environment through _G, gets a full copy
 // of the globals instead, without the fall-through; scripts that do
