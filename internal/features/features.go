@@ -7,6 +7,7 @@ package features
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/component-base/featuregate"
@@ -62,4 +63,25 @@ func (g *Gates) String() string {
 func (g *Gates) BindFlag(fs *flag.FlagSet) {
 	fs.Var(g, "feature-gates", "A set of key=value pairs that describe feature gates, as Karmada's. Options are:\n"+
 		strings.Join(g.KnownFeatures(), "\n"))
+}
+
+// Known splits gates into those Flotilla's components know, to pass on,
+// and the names of the others, sorted, to report: a resource written for
+// Karmada may name gates (PropagateDeps, ...) of behaviour that is always
+// on here or not built yet, and passing them would stop the binary.
+func Known(gates map[string]bool) (known map[string]bool, unknown []string) {
+	for name, on := range gates {
+		// A fresh set each time: one that refused a name refuses the
+		// next ones too.
+		if err := New().SetFromMap(map[string]bool{name: on}); err != nil {
+			unknown = append(unknown, name)
+			continue
+		}
+		if known == nil {
+			known = map[string]bool{}
+		}
+		known[name] = on
+	}
+	slices.Sort(unknown)
+	return known, unknown
 }

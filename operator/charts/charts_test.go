@@ -133,6 +133,8 @@ var cases = []chartCase{
 		"replicas":         2,
 		"extraArgs":        map[string]any{"v": 2, "concurrent-work-syncs": 40, "leader-elect": false},
 		"kubeconfigSecret": "cm-kubeconfig",
+		// The binary must take them: the flags test runs it with these args.
+		"featureGates": map[string]any{"Failover": true, "GracefulEviction": false},
 	}},
 
 	{name: "defaults", chart: Scheduler},

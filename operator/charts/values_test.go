@@ -344,8 +344,7 @@ func TestFlotillaComponents(t *testing.T) {
 		})
 	}
 
-	// The binaries have no --feature-gates yet; the chart renders it only
-	// when asked to.
+	// The chart renders --feature-gates only when asked to, sorted.
 	c := chartCase{chart: Scheduler, values: map[string]any{"featureGates": map[string]any{"B": true, "A": false}}}
 	wantArgs(t, mustRender(t, c).deployment(t, "demo-scheduler").Spec.Template.Spec.Containers[0].Args, map[string]string{
 		"feature-gates": "A=false,B=true",

@@ -1,10 +1,13 @@
 package karmada
 
 import (
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/features"
 )
 
 // unsupported lists the fields a Karmada resource sets that Flotilla
@@ -20,9 +23,26 @@ func unsupported(k *operatorv1alpha1.Karmada) []string {
 	if h := k.Spec.HostCluster; h != nil && h.SecretRef != nil {
 		add("spec.hostCluster.secretRef", "the control plane runs on the operator's own cluster")
 	}
+	// Only the controller-manager has feature gates so far: a gate it does
+	// not know is dropped, not passed to a binary that would refuse it.
+	_, unknownTop := features.Known(k.Spec.FeatureGates)
+	for _, g := range unknownTop {
+		add("spec.featureGates."+g, "no Flotilla component has this gate")
+	}
 	c := k.Spec.Components
 	if c == nil {
 		return out
+	}
+	if m := c.KarmadaControllerManager; m != nil {
+		_, unknown := features.Known(m.FeatureGates)
+		for _, g := range unknown {
+			add("spec.components.karmadaControllerManager.featureGates."+g, "Flotilla's controller-manager has no such gate")
+		}
+	}
+	if s := c.KarmadaScheduler; s != nil {
+		for _, g := range slices.Sorted(maps.Keys(s.FeatureGates)) {
+			add("spec.components.karmadaScheduler.featureGates."+g, "Flotilla's scheduler has no feature gates")
+		}
 	}
 	if c.KarmadaAggregatedAPIServer != nil {
 		add("spec.components.karmadaAggregatedAPIServer", "Flotilla serves clusters as a custom resource")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/release"
 )
 
@@ -106,6 +107,11 @@ func chartValues(k *operatorv1alpha1.Karmada, in *inputs, c Component) (map[stri
 		v["image"] = image(k, in, release.ControllerManager, common)
 		v["kubeconfigSecret"] = kubeconfigSecretName(k.Name, ControllerManager)
 		v["extraArgs"] = toValue(m.ExtraArgs)
+		// The gates it has, from spec.featureGates with its own on top;
+		// the others are reported as unsupported.
+		if gates, _ := features.Known(controllerManagerGates(k)); len(gates) > 0 {
+			v["featureGates"] = toValue(gates)
+		}
 	case Scheduler:
 		s := operatorv1alpha1.KarmadaScheduler{}
 		if comps.KarmadaScheduler != nil {
@@ -182,4 +188,17 @@ func toValue(x any) any {
 		return map[string]any{}
 	}
 	return out
+}
+
+// controllerManagerGates are spec.featureGates with the controller-manager's
+// own on top.
+func controllerManagerGates(k *operatorv1alpha1.Karmada) map[string]bool {
+	gates := maps.Clone(k.Spec.FeatureGates)
+	if c := k.Spec.Components; c != nil && c.KarmadaControllerManager != nil {
+		if gates == nil {
+			gates = map[string]bool{}
+		}
+		maps.Copy(gates, c.KarmadaControllerManager.FeatureGates)
+	}
+	return gates
 }
