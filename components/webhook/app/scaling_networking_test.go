@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+
 	"slices"
 	"strings"
 	"testing"
@@ -103,6 +105,7 @@ func TestAutoscalingAndNetworkingRefused(t *testing.T) {
 	if err := cp.Create(ctx, fhpa); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cp.Delete(context.Background(), fhpa) })
 	got := &autoscalingv1alpha1.FederatedHPA{}
 	if err := cp.Get(ctx, client.ObjectKeyFromObject(fhpa), got); err != nil {
 		t.Fatal(err)
@@ -118,6 +121,7 @@ func TestAutoscalingAndNetworkingRefused(t *testing.T) {
 	if err := cp.Create(ctx, mcs); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cp.Delete(context.Background(), mcs) })
 	if mcs.Labels[networkingv1alpha1.MultiClusterServicePermanentIDLabel] == "" {
 		t.Error("MultiClusterService got no permanent id")
 	}

@@ -206,6 +206,7 @@ func TestPolicyDefaults(t *testing.T) {
 	if err := cp.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cp.Delete(context.Background(), p) })
 	got := &policyv1alpha1.PropagationPolicy{}
 	if err := cp.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
 		t.Fatal(err)
@@ -288,6 +289,7 @@ func TestBindingConversion(t *testing.T) {
 	if err := cp.Create(ctx, rb); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cp.Delete(context.Background(), rb) })
 	if rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] == "" {
 		t.Error("binding got no permanent id")
 	}
@@ -339,6 +341,7 @@ func TestBindingConversion(t *testing.T) {
 	if err := cp.Create(ctx, crb); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cp.Delete(context.Background(), crb) })
 	crb2 := &workv1alpha2.ClusterResourceBinding{}
 	if err := cp.Get(ctx, client.ObjectKey{Name: "system.foo-clusterrole"}, crb2); err != nil {
 		t.Fatal(err)
