@@ -172,7 +172,7 @@ func TestMaxReplicas(t *testing.T) {
 			want: 8,
 		},
 		{
-			name: "required node affinity on a field: metadata.name",
+			name:  "required node affinity on a field: metadata.name",
 			nodes: nodes(node("a", "4", "8Gi"), node("b", "2", "8Gi")),
 			req: replicas(oneCPU, &estimatorrpc.NodeClaim{NodeAffinity: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"b"}}},
@@ -205,9 +205,9 @@ func TestMaxReplicas(t *testing.T) {
 			want:  6,
 		},
 		{
-			name:  "no nodes",
-			req:   replicas(oneCPU, nil),
-			want:  0,
+			name: "no nodes",
+			req:  replicas(oneCPU, nil),
+			want: 0,
 		},
 		{
 			name:   "quota: hard minus used",
