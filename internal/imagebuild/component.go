@@ -25,6 +25,7 @@ func Components() []release.Component {
 		release.Operator,
 		release.ControllerManager,
 		release.Scheduler,
+		release.Descheduler,
 		release.Webhook,
 		release.Flotillactl,
 	}
@@ -35,7 +36,7 @@ func MainPackage(c release.Component) (string, error) {
 	switch c {
 	case release.Operator:
 		return Module + "/operator/cmd", nil
-	case release.ControllerManager, release.Scheduler, release.Webhook:
+	case release.ControllerManager, release.Scheduler, release.Descheduler, release.Webhook:
 		return Module + "/components/" + string(c) + "/cmd", nil
 	case release.Flotillactl:
 		return Module + "/cmd/flotillactl", nil
@@ -52,6 +53,8 @@ func description(c release.Component) string {
 		return "Flotilla controller-manager: propagates resource templates to member clusters and aggregates their status."
 	case release.Scheduler:
 		return "Flotilla scheduler: places ResourceBindings and ClusterResourceBindings onto member clusters."
+	case release.Descheduler:
+		return "Flotilla descheduler: moves replicas of dynamically weighted Deployments off clusters that cannot schedule them."
 	case release.Webhook:
 		return "Flotilla admission webhook: defaulting and validation of the Karmada API's objects."
 	case release.Flotillactl:

@@ -26,6 +26,7 @@ const (
 	Operator              Component = "operator"
 	ControllerManager     Component = "controller-manager"
 	Scheduler             Component = "scheduler"
+	Descheduler           Component = "descheduler"
 	Webhook               Component = "webhook"
 	Flotillactl           Component = "flotillactl"
 	Etcd                  Component = "etcd"

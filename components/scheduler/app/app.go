@@ -21,7 +21,9 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/estimator"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/scheduler"
+	"github.com/flotilla-io/flotilla/internal/estimatorrpc"
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
 	"github.com/flotilla-io/flotilla/internal/servedkinds"
 )
@@ -50,6 +52,10 @@ type Options struct {
 	pprofAddr      string
 	eventQPS       float64
 	eventBurst     int
+
+	enableEstimator  bool
+	skipPullEstimate bool
+	estimators       estimatorrpc.DialOptions
 }
 
 // BindFlags registers the flags on fs with their defaults.
@@ -66,6 +72,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.eventBurst, "event-burst", eventrecorder.DefaultBurst, "Burst of event writes.")
 	fs.StringVar(&o.pprofAddr, "profiling-bind-address", "", `Address serving Go's /debug/pprof profiles, e.g. 127.0.0.1:6061; empty disables it.`)
 	fs.BoolVar(&o.templateEvents, "template-events", true, "Also record scheduling events on the resource templates.")
+	fs.BoolVar(&o.enableEstimator, "enable-scheduler-estimator", false, "Ask each member's scheduler estimator how many replicas fit, besides the general estimate from the Cluster's summary; the smaller answer wins.")
+	fs.BoolVar(&o.skipPullEstimate, "disable-scheduler-estimator-in-pull-mode", false, "Do not ask the estimators of Pull clusters (with --enable-scheduler-estimator).")
+	o.estimators.BindFlags(fs)
 }
 
 // ParseOptions returns the options that the command line args gives, with
@@ -79,6 +88,9 @@ func ParseOptions(args ...string) (Options, error) {
 	}
 	return o, nil
 }
+
+// The estimators' Services (--enable-scheduler-estimator).
+// +kubebuilder:rbac:groups="",resources=services,verbs=get
 
 // Run runs the scheduler against the control plane at cfg until ctx is done.
 func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger) error {
@@ -142,11 +154,23 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	if err := mgr.Add(recorders); err != nil {
 		return fmt.Errorf("adding the event recorder: %w", err)
 	}
+	var estimators []estimator.Estimator
+	if opts.enableEstimator {
+		// The Services are read once per estimator connection, past the
+		// cache: the scheduler has no reason to watch every Service.
+		dialer, err := estimatorrpc.NewDialer(opts.estimators, mgr.GetAPIReader())
+		if err != nil {
+			return err
+		}
+		defer dialer.Close()
+		estimators = append(estimators, estimator.NewAccurate(dialer, opts.skipPullEstimate))
+	}
 	s := scheduler.New(mgr.GetClient(), mgr.GetCache(), scheduler.Options{
 		SchedulerName:  opts.schedulerName,
 		Workers:        opts.workers,
 		Recorder:       recorders.NewRecorder("flotilla-scheduler"),
 		TemplateEvents: opts.templateEvents,
+		Estimators:     estimators,
 	})
 	if err := s.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the scheduler: %w", err)

@@ -192,6 +192,7 @@ func (a *Algorithm) scheduleTerm(ctx context.Context, snap *cache.Snapshot, b *f
 		fallback := spec.Replicas
 		if components {
 			req, fallback = estimator.ForComponentSet(spec.Components), 1
+			req.Namespace = spec.Resource.Namespace
 		}
 		if err := a.estimate(ctx, cands, req, fallback); err != nil {
 			return nil, err

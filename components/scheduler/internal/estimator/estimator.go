@@ -143,6 +143,9 @@ type Requirements struct {
 	// Components is the multi-component description, for accurate
 	// estimators; nil for single-component workloads.
 	Components []workv1alpha2.Component
+	// Namespace is the workload's, for estimators that check the
+	// member's quotas of component sets.
+	Namespace string
 
 	// pods is the number of pods in one unit.
 	pods int64
