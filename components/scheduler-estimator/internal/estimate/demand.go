@@ -58,8 +58,11 @@ func (m *matcher) matches(node *corev1.Node) bool {
 	if node.Spec.Unschedulable && !m.unschedulableTolerated {
 		return false
 	}
-	if len(node.Spec.Taints) > 0 {
-		if _, untolerated := v1helper.FindMatchingUntoleratedTaint(noLog, node.Spec.Taints, m.tolerations, scheduleBlocking, true); untolerated {
+	// FindMatchingUntoleratedTaint would copy the filtered taints of every
+	// node on every answer; the same check, taint by taint, does not.
+	for i := range node.Spec.Taints {
+		t := &node.Spec.Taints[i]
+		if scheduleBlocking(t) && !v1helper.TolerationsTolerateTaint(noLog, m.tolerations, t, true) {
 			return false
 		}
 	}
