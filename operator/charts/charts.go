@@ -23,18 +23,21 @@ const (
 	KubeControllerManager = "kube-controller-manager"
 	ControllerManager     = "controller-manager"
 	Scheduler             = "scheduler"
+	Descheduler           = "descheduler"
 	Webhook               = "webhook"
 )
 
 // installOrder lists the charts in the order a control plane is installed:
-// storage, then the API server, then what runs against it.
-var installOrder = []string{Etcd, APIServer, KubeControllerManager, ControllerManager, Scheduler, Webhook}
+// storage, then the API server, then what runs against it. The descheduler
+// is optional: the operator installs it only when the instance asks for it.
+var installOrder = []string{Etcd, APIServer, KubeControllerManager, ControllerManager, Scheduler, Descheduler, Webhook}
 
-//go:embed all:etcd all:apiserver all:kube-controller-manager all:controller-manager all:scheduler all:webhook
+//go:embed all:etcd all:apiserver all:kube-controller-manager all:controller-manager all:scheduler all:descheduler all:webhook
 var files embed.FS
 
 // Names returns the charts' names in install order: etcd, apiserver,
-// kube-controller-manager, controller-manager, scheduler, webhook.
+// kube-controller-manager, controller-manager, scheduler, descheduler,
+// webhook.
 func Names() []string {
 	return slices.Clone(installOrder)
 }

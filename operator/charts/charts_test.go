@@ -143,6 +143,24 @@ var cases = []chartCase{
 		"resources": map[string]any{"limits": map[string]any{"memory": "512Mi"}},
 	}},
 
+	{name: "defaults", chart: Descheduler},
+	{name: "flags", chart: Descheduler, values: map[string]any{
+		"replicas": 2,
+		"extraArgs": map[string]any{
+			"descheduling-interval":              "5m",
+			"unschedulable-threshold":            "10m",
+			"workers":                            8,
+			"--scheduler-estimator-timeout":      "5s",
+			"scheduler-estimator-service-prefix": "estimator",
+			"leader-elect-resource-namespace":    "flotilla-system",
+		},
+		"kubeconfigSecret":    "descheduler-client",
+		"labels":              map[string]any{"team": "platform"},
+		"podAnnotations":      map[string]any{"flotilla.io/cert-hash": "abc123"},
+		"resources":           map[string]any{"limits": map[string]any{"memory": "256Mi"}},
+		"podDisruptionBudget": map[string]any{"maxUnavailable": 1},
+	}},
+
 	{name: "defaults", chart: Webhook},
 	{name: "replicated, flags, own Secrets", chart: Webhook, values: map[string]any{
 		"replicas":            3,
@@ -174,7 +192,7 @@ var cases = []chartCase{
 }
 
 func TestNamesAndLoad(t *testing.T) {
-	want := []string{"etcd", "apiserver", "kube-controller-manager", "controller-manager", "scheduler", "webhook"}
+	want := []string{"etcd", "apiserver", "kube-controller-manager", "controller-manager", "scheduler", "descheduler", "webhook"}
 	if diff := cmp.Diff(want, Names()); diff != "" {
 		t.Errorf("Names() (-want +got):\n%s", diff)
 	}
@@ -193,8 +211,8 @@ func TestNamesAndLoad(t *testing.T) {
 			t.Errorf("chart %s: no README.md", name)
 		}
 	}
-	if _, err := Load("descheduler"); err == nil {
-		t.Error(`Load("descheduler") succeeded; want an error`)
+	if _, err := Load("search"); err == nil {
+		t.Error(`Load("search") succeeded; want an error`)
 	}
 }
 
@@ -247,6 +265,8 @@ func TestValuesValidation(t *testing.T) {
 		{"both PDB fields", APIServer, map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": 1, "maxUnavailable": 1}}, "podDisruptionBudget: set minAvailable or maxUnavailable, not both"},
 		{"service type", APIServer, map[string]any{"service": map[string]any{"type": "ExternalName"}}, `service.type: ClusterIP, NodePort or LoadBalancer, got "ExternalName"`},
 		{"no controllers", KubeControllerManager, map[string]any{"controllers": []any{}}, "controllers: list at least one controller"},
+		{"descheduler PDB", Descheduler, map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": 1, "maxUnavailable": 1}}, "podDisruptionBudget: set minAvailable or maxUnavailable, not both"},
+		{"long descheduler name", Descheduler, map[string]any{"fullnameOverride": strings.Repeat("d", 64)}, "names may have at most 63"},
 		{"webhook PDB", Webhook, map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": 1, "maxUnavailable": 1}}, "podDisruptionBudget: set minAvailable or maxUnavailable, not both"},
 		{"long webhook name", Webhook, map[string]any{"fullnameOverride": strings.Repeat("w", 64)}, "names may have at most 63"},
 	} {

@@ -42,6 +42,7 @@ var binaries = map[string]binary{
 	KubeControllerManager: {name: "kube-controller-manager", format: pflagHelp, kube: true},
 	ControllerManager:     {name: "flotilla-controller-manager", format: goFlagHelp, pkg: "./components/controller-manager/cmd"},
 	Scheduler:             {name: "flotilla-scheduler", format: goFlagHelp, pkg: "./components/scheduler/cmd"},
+	Descheduler:           {name: "flotilla-descheduler", format: goFlagHelp, pkg: "./components/descheduler/cmd"},
 	Webhook:               {name: "flotilla-webhook", format: goFlagHelp, pkg: "./components/webhook/cmd"},
 }
 
@@ -67,9 +68,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// componentHelps builds Flotilla's controller-manager, scheduler and webhook
-// once per test binary, all at the same time, and returns their --help
-// output.
+// componentHelps builds Flotilla's controller-manager, scheduler, descheduler
+// and webhook once per test binary, all at the same time, and returns their
+// --help output.
 func componentHelps() map[string]helpText {
 	buildOnce.Do(func() {
 		builtHelps = map[string]helpText{}

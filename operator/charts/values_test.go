@@ -304,6 +304,17 @@ func TestFlotillaComponents(t *testing.T) {
 			ports: map[string]int32{"metrics": 8080, "probes": 8081},
 		},
 		{
+			chart: Descheduler,
+			args: []string{
+				"--health-probe-bind-address=$(POD_IP):8081",
+				"--kubeconfig=/etc/flotilla/kubeconfig/kubeconfig",
+				"--leader-elect=true",
+				"--leader-elect-resource-namespace=karmada-system",
+				"--metrics-bind-address=$(POD_IP):8080",
+			},
+			ports: map[string]int32{"metrics": 8080, "probes": 8081},
+		},
+		{
 			// Every replica serves: no leader election.
 			chart: Webhook,
 			args: []string{
@@ -443,4 +454,66 @@ func secretVolumes(volumes []corev1.Volume) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestDescheduler: the Secret behind --kubeconfig, extraArgs added to and
+// replacing the chart's flags, and the pod values.
+func TestDescheduler(t *testing.T) {
+	objs := mustRender(t, caseNamed(t, Descheduler, "defaults"))
+	deploy := objs.deployment(t, "demo-descheduler")
+	spec := deploy.Spec.Template.Spec
+	wantMounts := []corev1.VolumeMount{{Name: "kubeconfig", MountPath: "/etc/flotilla/kubeconfig", ReadOnly: true}}
+	if diff := cmp.Diff(wantMounts, spec.Containers[0].VolumeMounts); diff != "" {
+		t.Errorf("mounts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"kubeconfig": "demo-descheduler-kubeconfig"}, secretVolumes(spec.Volumes)); diff != "" {
+		t.Errorf("secret volumes (-want +got):\n%s", diff)
+	}
+	if got := spec.Containers[0].Image; got != "ghcr.io/flotilla-io/descheduler:0.1.0" {
+		t.Errorf("image %q", got)
+	}
+	if *deploy.Spec.Replicas != 1 {
+		t.Errorf("replicas %d; want 1", *deploy.Spec.Replicas)
+	}
+	if _, ok := objs.pdb("demo-descheduler"); ok {
+		t.Error("a PodDisruptionBudget is rendered without podDisruptionBudget values")
+	}
+
+	objs = mustRender(t, caseNamed(t, Descheduler, "flags"))
+	deploy = objs.deployment(t, "demo-descheduler")
+	spec = deploy.Spec.Template.Spec
+	want := []string{
+		"--descheduling-interval=5m",
+		"--health-probe-bind-address=$(POD_IP):8081",
+		"--kubeconfig=/etc/flotilla/kubeconfig/kubeconfig",
+		"--leader-elect=true",
+		// extraArgs replaces the chart's value rather than repeating the flag.
+		"--leader-elect-resource-namespace=flotilla-system",
+		"--metrics-bind-address=$(POD_IP):8080",
+		"--scheduler-estimator-service-prefix=estimator",
+		"--scheduler-estimator-timeout=5s",
+		"--unschedulable-threshold=10m",
+		"--workers=8",
+	}
+	if diff := cmp.Diff(want, spec.Containers[0].Args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"kubeconfig": "descheduler-client"}, secretVolumes(spec.Volumes)); diff != "" {
+		t.Errorf("secret volumes (-want +got):\n%s", diff)
+	}
+	if *deploy.Spec.Replicas != 2 {
+		t.Errorf("replicas %d; want 2", *deploy.Spec.Replicas)
+	}
+	if pdb, ok := objs.pdb("demo-descheduler"); !ok || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
+		t.Errorf("PodDisruptionBudget: %+v", pdb)
+	}
+	if deploy.Labels["team"] != "platform" || deploy.Spec.Template.Labels["team"] != "platform" {
+		t.Errorf("labels: Deployment %v, pod %v", deploy.Labels, deploy.Spec.Template.Labels)
+	}
+	if got := deploy.Spec.Template.Annotations["flotilla.io/cert-hash"]; got != "abc123" || deploy.Annotations["flotilla.io/cert-hash"] != "" {
+		t.Errorf("annotations: Deployment %v, pod %v; want the hash on the pod only", deploy.Annotations, deploy.Spec.Template.Annotations)
+	}
+	if got := spec.Containers[0].Resources.Limits.Memory().String(); got != "256Mi" {
+		t.Errorf("memory limit %s", got)
+	}
 }

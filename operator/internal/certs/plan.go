@@ -34,6 +34,7 @@ const (
 	IDKubeControllerManager ID = "kube-controller-manager"
 	IDControllerManager     ID = "controller-manager"
 	IDScheduler             ID = "scheduler"
+	IDDescheduler           ID = "descheduler"
 	IDWebhookClient         ID = "webhook-client"
 	IDOperator              ID = "operator"
 	IDWebhook               ID = "webhook"
@@ -55,6 +56,11 @@ const (
 	ControllerManagerUser = "system:flotilla:controller-manager"
 	SchedulerUser         = "system:flotilla:scheduler"
 	WebhookUser           = "system:flotilla:webhook"
+	// DeschedulerUser is issued whether or not the instance runs the
+	// descheduler (spec.components.karmadaDescheduler), as every other
+	// identity is: turning the descheduler on or off then issues nothing
+	// and rolls no other component's pods.
+	DeschedulerUser = "system:flotilla:descheduler"
 
 	// OperatorUser in OperatorsGroup is the operator's own identity in the
 	// API server it installs, used to create CRDs, RBAC and webhook
@@ -217,6 +223,7 @@ func Plan(p Params) []Spec {
 		leaf(IDKubeControllerManager, IDCA, KubeControllerManagerUser, nil, ClientAuth),
 		leaf(IDControllerManager, IDCA, ControllerManagerUser, nil, ClientAuth),
 		leaf(IDScheduler, IDCA, SchedulerUser, nil, ClientAuth),
+		leaf(IDDescheduler, IDCA, DeschedulerUser, nil, ClientAuth),
 		leaf(IDWebhookClient, IDCA, WebhookUser, nil, ClientAuth),
 		leaf(IDOperator, IDCA, OperatorUser, []string{OperatorsGroup}, ClientAuth),
 		leaf(IDWebhook, IDCA, "flotilla-webhook", nil, ServerAuth, serviceNames(p.Name+"-webhook")),

@@ -45,6 +45,7 @@ func clients(validity time.Duration) []planned {
 		{ID: IDKubeControllerManager, Signer: IDCA, CN: "system:kube-controller-manager", Usages: ClientAuth, Validity: validity},
 		{ID: IDControllerManager, Signer: IDCA, CN: "system:flotilla:controller-manager", Usages: ClientAuth, Validity: validity},
 		{ID: IDScheduler, Signer: IDCA, CN: "system:flotilla:scheduler", Usages: ClientAuth, Validity: validity},
+		{ID: IDDescheduler, Signer: IDCA, CN: "system:flotilla:descheduler", Usages: ClientAuth, Validity: validity},
 		{ID: IDWebhookClient, Signer: IDCA, CN: "system:flotilla:webhook", Usages: ClientAuth, Validity: validity},
 		{ID: IDOperator, Signer: IDCA, CN: "system:flotilla:operator", O: []string{"system:flotilla:operators"}, Usages: ClientAuth, Validity: validity},
 	}

@@ -92,6 +92,7 @@ func consumerSecrets(instance, namespace, domain string, p *pki, external *exter
 		{kubeconfigSecretName(instance, KubeControllerManager), certs.IDKubeControllerManager, certs.KubeControllerManagerUser},
 		{kubeconfigSecretName(instance, ControllerManager), certs.IDControllerManager, certs.ControllerManagerUser},
 		{kubeconfigSecretName(instance, Scheduler), certs.IDScheduler, certs.SchedulerUser},
+		{kubeconfigSecretName(instance, Descheduler), certs.IDDescheduler, certs.DeschedulerUser},
 		{kubeconfigSecretName(instance, Webhook), certs.IDWebhookClient, certs.WebhookUser},
 		{adminKubeconfigSecretName(instance), certs.IDAdmin, certs.AdminUser},
 	}
@@ -115,6 +116,7 @@ func certificateHashes(instance string, secrets map[string]map[string][]byte) ma
 		KubeControllerManager: {certSecretName(instance, KubeControllerManager), kubeconfigSecretName(instance, KubeControllerManager)},
 		ControllerManager:     {kubeconfigSecretName(instance, ControllerManager)},
 		Scheduler:             {kubeconfigSecretName(instance, Scheduler)},
+		Descheduler:           {kubeconfigSecretName(instance, Descheduler)},
 		Webhook:               {certSecretName(instance, Webhook), kubeconfigSecretName(instance, Webhook)},
 	}
 	out := map[Component]string{}

@@ -189,6 +189,7 @@ func established(c *apiextensionsv1.CustomResourceDefinition) bool {
 var componentRoles = map[string]string{
 	"flotilla-controller-manager": certs.ControllerManagerUser,
 	"flotilla-scheduler":          certs.SchedulerUser,
+	"flotilla-descheduler":        certs.DeschedulerUser,
 	"flotilla-webhook":            certs.WebhookUser,
 }
 

@@ -22,7 +22,9 @@ func (r *Reconciler) finalize(ctx context.Context, k *operatorv1alpha1.Karmada) 
 	if !controllerutil.ContainsFinalizer(k, operatorv1alpha1.Finalizer) {
 		return reconcile.Result{}, nil
 	}
-	all := append([]Component{Etcd, APIServer}, controllerComponents()...)
+	// Every release an instance can have, whatever its spec says now: a
+	// descheduler turned off a moment ago may still be installed.
+	all := allComponents()
 	slices.Reverse(all)
 	for _, c := range all {
 		if err := r.Helm.Uninstall(ctx, k.Namespace, releaseName(k.Name, c)); err != nil {

@@ -6,15 +6,22 @@ import "github.com/flotilla-io/flotilla/operator/internal/certs"
 type Component string
 
 // The components, in install order. Each is a chart under operator/charts
-// and a release named <instance>-<component>.
+// and a release named <instance>-<component>. The descheduler runs only when
+// spec.components.karmadaDescheduler is set, as in Karmada's operator.
 const (
 	Etcd                  Component = "etcd"
 	APIServer             Component = "apiserver"
 	KubeControllerManager Component = "kube-controller-manager"
 	ControllerManager     Component = "controller-manager"
 	Scheduler             Component = "scheduler"
+	Descheduler           Component = "descheduler"
 	Webhook               Component = "webhook"
 )
+
+// allComponents are every release an instance can have, in install order.
+func allComponents() []Component {
+	return []Component{Etcd, APIServer, KubeControllerManager, ControllerManager, Scheduler, Descheduler, Webhook}
+}
 
 // releaseName is the Helm release of a component; its objects carry the
 // same name (chart fullname).

@@ -46,6 +46,9 @@ const (
 	EventReady             = "Ready"
 	EventDowngradeRefused  = "DowngradeRefused"
 	EventUninstalled       = "Uninstalled"
+	// EventReleaseUninstalled: a component taken out of the spec (the
+	// descheduler) was uninstalled.
+	EventReleaseUninstalled = "ReleaseUninstalled"
 )
 
 // waitPoll is how often a waiting phase is looked at again, besides the
@@ -311,8 +314,11 @@ func (r *Reconciler) externalEtcdClient(ctx context.Context, k *operatorv1alpha1
 
 // phase is one gated step of the install or upgrade.
 type phase struct {
-	name        string
-	components  []Component
+	name       string
+	components []Component
+	// remove are releases the spec no longer asks for, uninstalled when
+	// the phase runs.
+	remove      []Component
 	contents    bool // install CRDs, namespaces and RBAC into the API server
 	admission   bool // register the webhook configurations in the API server
 	progressing string
@@ -325,6 +331,7 @@ type phase struct {
 // and the CRDs before the controllers that serve them.
 func phases(k *operatorv1alpha1.Karmada) []phase {
 	var out []phase
+	controllers, removed := controllerComponents(k)
 	if externalEtcd(k) == nil {
 		out = append(out, phase{name: "etcd", components: []Component{Etcd},
 			progressing: operatorv1alpha1.ReasonEtcdProgressing, failed: operatorv1alpha1.ReasonEtcdFailed})
@@ -334,7 +341,7 @@ func phases(k *operatorv1alpha1.Karmada) []phase {
 			progressing: operatorv1alpha1.ReasonAPIServerProgressing, failed: operatorv1alpha1.ReasonAPIServerFailed},
 		phase{name: "API server contents", contents: true,
 			progressing: operatorv1alpha1.ReasonContentsProgressing, failed: operatorv1alpha1.ReasonContentsFailed},
-		phase{name: "controllers", components: controllerComponents(),
+		phase{name: "controllers", components: controllers, remove: removed,
 			progressing: operatorv1alpha1.ReasonControllersProgress, failed: operatorv1alpha1.ReasonControllersFailed},
 		// The webhook configurations come last: they refuse what they
 		// cover while the webhook does not answer, and the controllers work
@@ -362,6 +369,11 @@ func (r *Reconciler) runPhase(ctx context.Context, k *operatorv1alpha1.Karmada, 
 		version, done, msg, err := r.ensureContents(ctx, k, in, cp)
 		in.kubernetesVersion = version
 		return done, msg, err
+	}
+	for _, c := range ph.remove {
+		if err := r.removeRelease(ctx, k, c); err != nil {
+			return false, "", err
+		}
 	}
 	var waiting []string
 	for _, c := range ph.components {
@@ -427,6 +439,41 @@ func (r *Reconciler) applyRelease(ctx context.Context, k *operatorv1alpha1.Karma
 		r.Recorder.Eventf(k, nil, corev1.EventTypeNormal, reason, "Apply", "release %s revision %d (%s %s)", req.Name, rel.Version, c, in.target.Version)
 	}
 	return parseManifest(rel.Manifest)
+}
+
+// removeRelease uninstalls a component's release that the spec no longer
+// asks for. Helm's records of a release carry the instance label, so the
+// cache tells whether there may be one: a pass with nothing to remove makes
+// no request.
+func (r *Reconciler) removeRelease(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) error {
+	name := releaseName(k.Name, c)
+	records := &corev1.SecretList{}
+	err := r.List(ctx, records, ctrl.InNamespace(k.Namespace), ctrl.MatchingLabels{
+		operatorv1alpha1.LabelKarmadaName: k.Name,
+		"owner":                           "helm",
+		"name":                            name,
+	})
+	if err != nil {
+		return fmt.Errorf("listing the records of release %s: %w", name, err)
+	}
+	if len(records.Items) == 0 {
+		return nil
+	}
+	// The cache may still hold records of a release removed by an earlier
+	// pass; Helm's own storage says whether there is one.
+	rel, err := r.Helm.Get(k.Namespace, name)
+	if err != nil {
+		return fmt.Errorf("reading release %s: %w", name, err)
+	}
+	if rel == nil {
+		return nil
+	}
+	if err := r.Helm.Uninstall(ctx, k.Namespace, name); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("Uninstalled a component the spec no longer asks for", "release", name)
+	r.Recorder.Eventf(k, nil, corev1.EventTypeNormal, EventReleaseUninstalled, "Remove", "release %s: the spec no longer asks for the %s", name, c)
+	return nil
 }
 
 // rolledOut looks at every Deployment and StatefulSet of a release.
@@ -528,9 +575,19 @@ func dnsDomain(k *operatorv1alpha1.Karmada) string {
 // names none, as in Karmada.
 const defaultServiceSubnet = "10.96.0.0/12"
 
-// controllerComponents are the last phase's releases.
-func controllerComponents() []Component {
-	return []Component{KubeControllerManager, ControllerManager, Scheduler, Webhook}
+// controllerComponents are the controllers phase's releases: those the
+// instance runs, and those it does not and that are to be removed if
+// installed. The descheduler is optional, as in Karmada's operator: absent
+// from the spec, it is not installed, and removing it from the spec
+// uninstalls it.
+func controllerComponents(k *operatorv1alpha1.Karmada) (run, remove []Component) {
+	run = []Component{KubeControllerManager, ControllerManager, Scheduler}
+	if c := k.Spec.Components; c != nil && c.KarmadaDescheduler != nil {
+		run = append(run, Descheduler)
+	} else {
+		remove = append(remove, Descheduler)
+	}
+	return append(run, Webhook), remove
 }
 
 // imageOf is the image a component runs: the spec's repository and tag

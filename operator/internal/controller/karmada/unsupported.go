@@ -50,9 +50,6 @@ func unsupported(k *operatorv1alpha1.Karmada) []string {
 	if c.KarmadaSearch != nil {
 		add("spec.components.karmadaSearch", "Flotilla has no search component")
 	}
-	if c.KarmadaDescheduler != nil {
-		add("spec.components.karmadaDescheduler", "not available in Flotilla yet")
-	}
 	if c.KarmadaMetricsAdapter != nil {
 		add("spec.components.karmadaMetricsAdapter", "not available in Flotilla yet")
 	}
@@ -69,6 +66,9 @@ func unsupported(k *operatorv1alpha1.Karmada) []string {
 	}
 	if w := c.KarmadaWebhook; w != nil && karmadaImage(w.ImageRepository) {
 		add("spec.components.karmadaWebhook.imageRepository", "a Karmada image; Flotilla's is used")
+	}
+	if d := c.KarmadaDescheduler; d != nil && karmadaImage(d.ImageRepository) {
+		add("spec.components.karmadaDescheduler.imageRepository", "a Karmada image; Flotilla's is used")
 	}
 	return out
 }

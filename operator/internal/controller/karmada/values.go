@@ -121,6 +121,15 @@ func chartValues(k *operatorv1alpha1.Karmada, in *inputs, c Component) (map[stri
 		v["image"] = image(k, in, release.Scheduler, common)
 		v["kubeconfigSecret"] = kubeconfigSecretName(k.Name, Scheduler)
 		v["extraArgs"] = toValue(s.ExtraArgs)
+	case Descheduler:
+		d := operatorv1alpha1.KarmadaDescheduler{}
+		if comps.KarmadaDescheduler != nil {
+			d = *comps.KarmadaDescheduler
+		}
+		common = d.CommonSettings
+		v["image"] = image(k, in, release.Descheduler, common)
+		v["kubeconfigSecret"] = kubeconfigSecretName(k.Name, Descheduler)
+		v["extraArgs"] = toValue(d.ExtraArgs)
 	case Webhook:
 		w := operatorv1alpha1.KarmadaWebhook{}
 		if comps.KarmadaWebhook != nil {
