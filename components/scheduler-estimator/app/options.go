@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -69,6 +70,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 func ParseOptions(args ...string) (Options, error) {
 	var o Options
 	fs := flag.NewFlagSet("scheduler-estimator", flag.ContinueOnError)
+	// The error returned names the flag; the usage is the command's to print.
+	fs.SetOutput(io.Discard)
 	o.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return Options{}, fmt.Errorf("scheduler-estimator options: %w", err)
