@@ -24,8 +24,9 @@ import (
 
 // Karmada is one federation control plane: etcd, an API server serving the
 // Karmada API, a kube-controller-manager, and Flotilla's controller-manager,
-// scheduler and webhook, all running in this resource's namespace on the host
-// cluster. The operator installs and upgrades each of them from charts built
+// scheduler and webhook (and its descheduler when
+// spec.components.karmadaDescheduler is set), all running in this resource's
+// namespace on the host cluster. The operator installs and upgrades each of them from charts built
 // into it, and writes the admin kubeconfig to the Secret named in
 // status.secretRef.
 //
@@ -258,7 +259,9 @@ type KarmadaComponents struct {
 	// +optional
 	KarmadaWebhook *KarmadaWebhook `json:"karmadaWebhook,omitempty"`
 
-	// karmadaDescheduler is accepted and not run yet. A condition reports it.
+	// karmadaDescheduler is Flotilla's descheduler. It runs only when this
+	// field is set, and is uninstalled when the field is removed, as in
+	// Karmada's operator.
 	// +optional
 	KarmadaDescheduler *KarmadaDescheduler `json:"karmadaDescheduler,omitempty"`
 
@@ -530,11 +533,12 @@ type KarmadaWebhook struct {
 	ExtraArgs map[string]string `json:"extraArgs,omitempty"`
 }
 
-// KarmadaDescheduler is Karmada's descheduler; accepted, not run yet.
+// KarmadaDescheduler configures Flotilla's descheduler.
 type KarmadaDescheduler struct {
 	CommonSettings `json:",inline"`
 
-	// extraArgs of the component.
+	// extraArgs are extra flags, without leading dashes; one named like a
+	// flag the operator sets replaces it.
 	// +optional
 	ExtraArgs map[string]string `json:"extraArgs,omitempty"`
 }
