@@ -26,6 +26,7 @@ func Components() []release.Component {
 		release.ControllerManager,
 		release.Scheduler,
 		release.Descheduler,
+		release.SchedulerEstimator,
 		release.Webhook,
 		release.Flotillactl,
 	}
@@ -36,7 +37,7 @@ func MainPackage(c release.Component) (string, error) {
 	switch c {
 	case release.Operator:
 		return Module + "/operator/cmd", nil
-	case release.ControllerManager, release.Scheduler, release.Descheduler, release.Webhook:
+	case release.ControllerManager, release.Scheduler, release.Descheduler, release.SchedulerEstimator, release.Webhook:
 		return Module + "/components/" + string(c) + "/cmd", nil
 	case release.Flotillactl:
 		return Module + "/cmd/flotillactl", nil
@@ -55,6 +56,8 @@ func description(c release.Component) string {
 		return "Flotilla scheduler: places ResourceBindings and ClusterResourceBindings onto member clusters."
 	case release.Descheduler:
 		return "Flotilla descheduler: moves replicas of dynamically weighted Deployments off clusters that cannot schedule them."
+	case release.SchedulerEstimator:
+		return "Flotilla scheduler estimator: runs beside a member cluster and answers how many replicas fit there, over Karmada's estimator gRPC API."
 	case release.Webhook:
 		return "Flotilla admission webhook: defaulting and validation of the Karmada API's objects."
 	case release.Flotillactl:

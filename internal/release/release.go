@@ -27,6 +27,7 @@ const (
 	ControllerManager     Component = "controller-manager"
 	Scheduler             Component = "scheduler"
 	Descheduler           Component = "descheduler"
+	SchedulerEstimator    Component = "scheduler-estimator"
 	Webhook               Component = "webhook"
 	Flotillactl           Component = "flotillactl"
 	Etcd                  Component = "etcd"
