@@ -35,6 +35,7 @@ manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into c
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-controller-manager paths="./components/controller-manager/..." output:rbac:artifacts:config=config/rbac/controller-manager
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler paths="./components/scheduler/..." output:rbac:artifacts:config=config/rbac/scheduler
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-descheduler paths="./components/descheduler/..." output:rbac:artifacts:config=config/rbac/descheduler
+	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler-estimator paths="./components/scheduler-estimator/..." output:rbac:artifacts:config=config/rbac/scheduler-estimator
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-webhook paths="./components/webhook/..." output:rbac:artifacts:config=config/rbac/webhook
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-operator paths="./operator/..." output:rbac:artifacts:config=config/rbac/operator
 	cp config/crd/operator/operator.karmada.io_karmadas.yaml deploy/charts/flotilla-operator/crds/
