@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"sync"
@@ -29,6 +30,8 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	cmapp "github.com/flotilla-io/flotilla/components/controller-manager/app"
+	deschedapp "github.com/flotilla-io/flotilla/components/descheduler/app"
+	estimatorapp "github.com/flotilla-io/flotilla/components/scheduler-estimator/app"
 	schedapp "github.com/flotilla-io/flotilla/components/scheduler/app"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 )
@@ -90,7 +93,7 @@ func run(m *testing.M) int {
 	} else {
 		code = m.Run()
 	}
-	for _, c := range []*component{controllerManager, scheduler} {
+	for _, c := range append([]*component{controllerManager, scheduler, descheduler}, estimators...) {
 		if err := c.stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", c.name, err)
 			code = 1
@@ -112,9 +115,13 @@ func run(m *testing.M) int {
 	return code
 }
 
-// controllerManager and scheduler run in-process against the control plane.
+// controllerManager, scheduler and descheduler run in-process against the
+// control plane, and a scheduler estimator per member against that member.
 // A scenario may stop and start the controller-manager alone.
-var controllerManager, scheduler *component
+var (
+	controllerManager, scheduler, descheduler *component
+	estimators                                []*component
+)
 
 // startComponents runs the controller-manager and the scheduler against the
 // control plane, as flotillactl local up does, until they are stopped.
@@ -128,9 +135,40 @@ func startComponents(ctx context.Context) error {
 	}
 	// A scenario restarts it in this process.
 	cm.Restartable = true
-	sched, err := schedapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0")
+	// The scheduler asks the members' estimators, as the descheduler does:
+	// every scenario runs with them, as a fleet that deploys them would.
+	sched, err := schedapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0", "--enable-scheduler-estimator")
 	if err != nil {
 		return fmt.Errorf("scheduler options: %w", err)
+	}
+	// Passes every 2s over pods unschedulable for 5s: the descheduling
+	// scenario's pod is Pending for good, while other scenarios' pods wait
+	// for a node for no more than a moment.
+	desched, err := deschedapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--descheduling-interval=2s", "--unschedulable-threshold=5s")
+	if err != nil {
+		return fmt.Errorf("descheduler options: %w", err)
+	}
+	for _, m := range fed.Members {
+		opts, err := estimatorapp.ParseOptions("--cluster-name="+m.Name, "--health-probe-bind-address=0")
+		if err != nil {
+			return fmt.Errorf("estimator options: %w", err)
+		}
+		// Each start listens anew on a free port and points the member's
+		// estimator Service at it.
+		estimators = append(estimators, &component{name: "estimator of " + m.Name, parent: ctx, run: func(ctx context.Context) error {
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			if err := fed.RegisterEstimator(ctx, m.Name, lis.Addr().String()); err != nil {
+				_ = lis.Close()
+				return err
+			}
+			opts := opts
+			opts.Listener = lis
+			return estimatorapp.Run(ctx, m.Config, opts, logger.WithName("estimator").WithValues("member", m.Name))
+		}})
 	}
 	controllerManager = &component{name: "controller-manager", parent: ctx, run: func(ctx context.Context) error {
 		return cmapp.Run(ctx, fed.ControlPlane.Config, cm, logger.WithName("controller-manager"))
@@ -138,7 +176,14 @@ func startComponents(ctx context.Context) error {
 	scheduler = &component{name: "scheduler", parent: ctx, run: func(ctx context.Context) error {
 		return schedapp.Run(ctx, fed.ControlPlane.Config, sched, logger.WithName("scheduler"))
 	}}
-	return errors.Join(controllerManager.start(), scheduler.start())
+	descheduler = &component{name: "descheduler", parent: ctx, run: func(ctx context.Context) error {
+		return deschedapp.Run(ctx, fed.ControlPlane.Config, desched, logger.WithName("descheduler"))
+	}}
+	errs := []error{controllerManager.start(), scheduler.start(), descheduler.start()}
+	for _, e := range estimators {
+		errs = append(errs, e.start())
+	}
+	return errors.Join(errs...)
 }
 
 // component is one in-process component: run until stopped, and started
