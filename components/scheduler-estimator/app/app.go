@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -180,10 +181,15 @@ func wire(factory informers.SharedInformerFactory, nodes *cache.Cache, opts Opti
 		return nil, nil, fmt.Errorf("pod handler: %w", err)
 	}
 
+	var quotaLister corelisters.ResourceQuotaLister
+	if opts.enabled(ResourceQuotaEstimate) {
+		quotaLister = quotas.Lister()
+	}
 	srv := server.New(server.Options{
-		ClusterName: opts.clusterName,
-		Nodes:       nodes,
-		Quotas:      quotas.Lister(),
+		ClusterName:   opts.clusterName,
+		Nodes:         nodes,
+		Quotas:        quotaLister,
+		IgnoreAssumed: !opts.enabled(SchedulingOvercommitProtection),
 		Workloads: &unschedulable.Workloads{
 			Deployments: deployments.Lister(),
 			ReplicaSets: replicaSets.GetIndexer(),

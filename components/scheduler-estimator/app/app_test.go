@@ -292,6 +292,20 @@ func TestEstimator(t *testing.T) {
 		t.Errorf("absent Deployment: error = %v, want NotFound", err)
 	}
 
+	// Without ResourceQuotaEstimate, as Karmada's estimator by default,
+	// quotas do not limit.
+	noQuota := dial(t, start(t, "--feature-gates=ResourceQuotaEstimate=false"), insecure.NewCredentials())
+	resp, err := noQuota.MaxAvailableReplicas(ctx, &estimatorrpc.MaxAvailableReplicasRequest{
+		Cluster:             "member1",
+		ReplicaRequirements: estimatorrpc.ReplicaRequirements{ResourceRequest: oneCPU, Namespace: "limited"},
+	}, grpc.WaitForReady(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.MaxReplicas != 3 {
+		t.Errorf("quotas off: MaxReplicas = %d, want 3", resp.MaxReplicas)
+	}
+
 	// A pod bound later takes its room: the cache follows the member.
 	create(t, pod("work", "late-on-n1", "n1", "2"), nil)
 	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
@@ -512,6 +526,19 @@ func TestOptions(t *testing.T) {
 	}
 	if _, err := ParseOptions("--no-such-flag"); err == nil {
 		t.Error("an unknown flag parsed")
+	}
+	if _, err := ParseOptions("--feature-gates=PropagateDeps=true"); err == nil || !strings.Contains(err.Error(), "PropagateDeps") {
+		t.Errorf("an unknown feature gate: %v, want an error naming it", err)
+	}
+	o, err = ParseOptions("--feature-gates=ResourceQuotaEstimate=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.enabled(ResourceQuotaEstimate) || !o.enabled(SchedulingOvercommitProtection) {
+		t.Errorf("gates: ResourceQuotaEstimate %v, SchedulingOvercommitProtection %v; want false, true", o.enabled(ResourceQuotaEstimate), o.enabled(SchedulingOvercommitProtection))
+	}
+	if !(&Options{}).enabled(ResourceQuotaEstimate) {
+		t.Error("options without flags: quotas off, want the default (on)")
 	}
 	// Run refuses bad options before touching the member.
 	o, _ = ParseOptions()

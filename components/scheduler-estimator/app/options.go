@@ -10,8 +10,10 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/credentials"
+	"k8s.io/component-base/featuregate"
 )
 
 // Defaults, karmada-scheduler-estimator's: gRPC on 10352, health probes on
@@ -24,6 +26,52 @@ const (
 	DefaultMetricsAddr = "0"
 	DefaultParallelism = 16
 )
+
+// Karmada's estimator feature gates that change answers here. Naming any
+// other gate is an error, not a silent no-op.
+const (
+	// ResourceQuotaEstimate limits answers by the ResourceQuotas of the
+	// request's namespace. On here; Karmada's estimator has it off (alpha).
+	ResourceQuotaEstimate featuregate.Feature = "ResourceQuotaEstimate"
+	// SchedulingOvercommitProtection takes the assumed workloads of a
+	// request (placed, not bound yet) from the room before answering.
+	SchedulingOvercommitProtection featuregate.Feature = "SchedulingOvercommitProtection"
+)
+
+var gateDefaults = map[featuregate.Feature]featuregate.FeatureSpec{
+	ResourceQuotaEstimate:          {Default: true, PreRelease: featuregate.Beta},
+	SchedulingOvercommitProtection: {Default: true, PreRelease: featuregate.Beta},
+}
+
+// gates is --feature-gates: the estimator's own set, since several
+// estimators may run in one process, each with its flags.
+type gates struct {
+	featuregate.MutableFeatureGate
+}
+
+func newGates() *gates {
+	g := featuregate.NewFeatureGate()
+	if err := g.Add(gateDefaults); err != nil {
+		// The table above is fixed: adding it to a new gate cannot fail.
+		panic(fmt.Sprintf("registering feature gates: %v", err))
+	}
+	return &gates{MutableFeatureGate: g}
+}
+
+func (g *gates) String() string {
+	if s, ok := g.MutableFeatureGate.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return ""
+}
+
+// enabled reports whether f is on; at its default without BindFlags.
+func (o *Options) enabled(f featuregate.Feature) bool {
+	if o.gates == nil {
+		return gateDefaults[f].Default
+	}
+	return o.gates.Enabled(f)
+}
 
 // Options are the estimator's settings, set through BindFlags. The flags
 // are karmada-scheduler-estimator's, so that its manifests run this binary.
@@ -40,6 +88,7 @@ type Options struct {
 	qps                      float64
 	burst                    int
 	parallelism              int
+	gates                    *gates
 
 	// Listener, when set, is where the gRPC service is served instead of
 	// --bind-address:--server-port. A caller running the estimator
@@ -63,6 +112,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.qps, "kube-api-qps", 20, "Client-side QPS limit towards the member's API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 30, "Client-side burst towards the member's API server.")
 	fs.IntVar(&o.parallelism, "parallelism", DefaultParallelism, "Goroutines that count the nodes of one answer; must be greater than 0.")
+	o.gates = newGates()
+	fs.Var(o.gates, "feature-gates", "Karmada's estimator feature gates, key=value pairs. Options are:\n"+strings.Join(o.gates.KnownFeatures(), "\n"))
 }
 
 // ParseOptions returns the options that the command line args gives, with

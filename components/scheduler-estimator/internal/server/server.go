@@ -31,8 +31,11 @@ type Options struct {
 	// another are refused.
 	ClusterName string
 	Nodes       *cache.Cache
-	Quotas      corelisters.ResourceQuotaLister
-	Workloads   *unschedulable.Workloads
+	// Quotas are the member's ResourceQuotas; nil leaves quotas out.
+	Quotas    corelisters.ResourceQuotaLister
+	Workloads *unschedulable.Workloads
+	// IgnoreAssumed answers as if requests carried no assumed workloads.
+	IgnoreAssumed bool
 	// Parallelism is how many goroutines count the nodes of one answer.
 	Parallelism int
 	// Now is the clock unschedulable thresholds are measured with;
@@ -67,6 +70,11 @@ func (s *Server) MaxAvailableReplicas(ctx context.Context, req *estimatorrpc.Max
 	if err != nil {
 		return nil, err
 	}
+	if s.o.IgnoreAssumed && len(req.AssumedWorkloads) > 0 {
+		r := *req
+		r.AssumedWorkloads = nil
+		req = &r
+	}
 	var n int32
 	s.o.Nodes.Read(func(nodes []*estimate.Node) {
 		n, err = estimate.MaxReplicas(ctx, nodes, quotas, req, s.o.Parallelism)
@@ -86,6 +94,11 @@ func (s *Server) MaxAvailableComponentSets(ctx context.Context, req *estimatorrp
 	quotas, err := s.quotas(req.Namespace)
 	if err != nil {
 		return nil, err
+	}
+	if s.o.IgnoreAssumed && len(req.AssumedWorkloads) > 0 {
+		r := *req
+		r.AssumedWorkloads = nil
+		req = &r
 	}
 	var n int32
 	s.o.Nodes.Read(func(nodes []*estimate.Node) {

@@ -112,6 +112,32 @@ func TestAnswers(t *testing.T) {
 	if sets.MaxSets != 2 {
 		t.Errorf("MaxSets = %d, want 2 (quota: 2 CPU left, 1 CPU a set)", sets.MaxSets)
 	}
+
+	// Assumed workloads take their room, unless the server ignores them
+	// (SchedulingOvercommitProtection off).
+	withAssumed := &estimatorrpc.MaxAvailableReplicasRequest{
+		Cluster:             "member1",
+		ReplicaRequirements: estimatorrpc.ReplicaRequirements{ResourceRequest: list("cpu", "1"), Namespace: "ns"},
+		AssumedWorkloads: []estimatorrpc.AssumedWorkload{{Namespace: "ns", Components: []estimatorrpc.Component{
+			{Name: "web", Replicas: 3, ReplicaRequirements: estimatorrpc.ComponentReplicaRequirements{ResourceRequest: list("cpu", "1")}},
+		}}},
+	}
+	for _, tt := range []struct {
+		ignore bool
+		want   int32
+	}{{ignore: false, want: 5 - 3}, {ignore: true, want: 5}} {
+		f.server.o.IgnoreAssumed = tt.ignore
+		resp, err := f.server.MaxAvailableReplicas(ctx, withAssumed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.MaxReplicas != tt.want {
+			t.Errorf("IgnoreAssumed %v: MaxReplicas = %d, want %d", tt.ignore, resp.MaxReplicas, tt.want)
+		}
+	}
+	if len(withAssumed.AssumedWorkloads) != 1 {
+		t.Error("ignoring assumed workloads changed the caller's request")
+	}
 }
 
 func TestRefusals(t *testing.T) {
