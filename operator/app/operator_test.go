@@ -261,7 +261,7 @@ func TestInstallPhases(t *testing.T) {
 		t.Errorf("etcd image %q, want %q", got, want)
 	}
 	for _, name := range []string{"demo-pki-ca", "demo-pki-etcd-ca", "demo-pki-apiserver", "demo-pki-sa", "demo-etcd-cert", "demo-apiserver-cert",
-		"demo-admin-config", "demo-controller-manager-kubeconfig", "demo-scheduler-kubeconfig", "demo-kube-controller-manager-kubeconfig"} {
+		"demo-admin-config", "demo-controller-manager-kubeconfig", "demo-scheduler-kubeconfig", "demo-descheduler-kubeconfig", "demo-kube-controller-manager-kubeconfig"} {
 		sec := &corev1.Secret{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sec); err != nil {
 			t.Errorf("Secret %s: %v", name, err)

@@ -129,6 +129,7 @@ func buildImages(ctx context.Context, kubeBinDir, out string) (map[string]string
 	own := map[release.Component]string{
 		release.ControllerManager: "./components/controller-manager/cmd",
 		release.Scheduler:         "./components/scheduler/cmd",
+		release.Descheduler:       "./components/descheduler/cmd",
 		release.Webhook:           "./components/webhook/cmd",
 		release.Operator:          "./operator/cmd",
 	}
