@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -83,10 +86,18 @@ func BenchmarkAnswer(b *testing.B) {
 	}
 	assumed := estimatorrpc.AssumedWorkload{Namespace: "ns", Components: []estimatorrpc.Component{component("web", 2000, "2")}}
 
+	over := viaGRPC(b, f.server)
 	for _, bc := range []struct {
 		name string
 		call func() error
 	}{
+		{"gRPC/MaxAvailableReplicas/affinity+toleration", func() error {
+			_, err := over.MaxAvailableReplicas(ctx, &estimatorrpc.MaxAvailableReplicasRequest{
+				Cluster:             "member1",
+				ReplicaRequirements: estimatorrpc.ReplicaRequirements{NodeClaim: claim, ResourceRequest: list("cpu", "2", "memory", "4Gi"), Namespace: "ns"},
+			})
+			return err
+		}},
 		{"MaxAvailableReplicas", replicas(nil)},
 		{"MaxAvailableReplicas/affinity+toleration", replicas(claim)},
 		{"MaxAvailableReplicas/2000-assumed", replicas(claim, assumed)},
@@ -128,4 +139,23 @@ func BenchmarkPodEvent(b *testing.B) {
 		f.nodes.SetPod(pods[i%2])
 		i++
 	}
+}
+
+// viaGRPC serves srv on a loopback listener and returns a client of it, so
+// that an answer's latency includes the codec and the connection.
+func viaGRPC(b *testing.B, srv *Server) *estimatorrpc.Client {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := grpc.NewServer(estimatorrpc.ServerCodec())
+	estimatorrpc.RegisterEstimatorServer(g, srv)
+	go func() { _ = g.Serve(lis) }()
+	b.Cleanup(g.Stop)
+	cc, err := grpc.NewClient("passthrough:///"+lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cc.Close() })
+	return estimatorrpc.NewClient(cc)
 }
