@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	cmapp "github.com/flotilla-io/flotilla/components/controller-manager/app"
+	deschedapp "github.com/flotilla-io/flotilla/components/descheduler/app"
+	estimatorapp "github.com/flotilla-io/flotilla/components/scheduler-estimator/app"
 	schedapp "github.com/flotilla-io/flotilla/components/scheduler/app"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 )
@@ -42,6 +45,7 @@ type localUpOptions struct {
 	nodePods   string
 	verbosity  int
 	samples    []string
+	estimators bool
 }
 
 func newLocalUpCommand() *cobra.Command {
@@ -70,6 +74,7 @@ in the foreground until Ctrl-C, SIGTERM or ` + "`flotillactl local down`" + `, t
 	f.StringVar(&o.nodeMemory, "node-memory", "32Gi", "memory capacity of each node")
 	f.StringVar(&o.nodePods, "node-pods", "110", "pod capacity of each node")
 	f.StringArrayVar(&o.samples, "sample", nil, "manifests to apply once the federation runs (repeatable); their member-side result and aggregated status are printed")
+	f.BoolVar(&o.estimators, "estimators", false, "also run a scheduler estimator per member and the descheduler; the scheduler asks the estimators how many replicas fit")
 	f.IntVarP(&o.verbosity, "verbosity", "v", 0, "log verbosity (1 shows each process and cluster as it starts)")
 	return cmd
 }
@@ -132,7 +137,7 @@ func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
 		}
 		printf(out, "Stopped\n")
 	}()
-	components, err := startComponents(ctx, fed)
+	components, err := startComponents(ctx, fed, o.estimators)
 	if err != nil {
 		return err
 	}
@@ -153,32 +158,57 @@ func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
 }
 
 // startComponents runs the controller-manager and the scheduler in this
-// process against the control plane, logging to <logs>/karmada-apiserver/.
-// The returned channel yields once both have stopped, or as soon as one fails.
-func startComponents(ctx context.Context, fed *localfed.Federation) (<-chan error, error) {
+// process against the control plane, logging to <logs>/karmada-apiserver/;
+// with estimators also the descheduler, and a scheduler estimator per member
+// logging to <logs>/<member>/scheduler-estimator.log. The returned channel
+// yields once all have stopped, or as soon as one fails.
+func startComponents(ctx context.Context, fed *localfed.Federation, estimators bool) (<-chan error, error) {
 	cmOpts, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0")
 	if err != nil {
 		return nil, err
 	}
-	schedOpts, err := schedapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0")
+	schedArgs := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}
+	if estimators {
+		schedArgs = append(schedArgs, "--enable-scheduler-estimator")
+	}
+	schedOpts, err := schedapp.ParseOptions(schedArgs...)
 	if err != nil {
 		return nil, err
 	}
 	type component struct {
-		name string
-		run  func(context.Context, logr.Logger) error
+		name, log string
+		run       func(context.Context, logr.Logger) error
+	}
+	controlPlaneLog := func(name string) string {
+		return filepath.Join(fed.LogDir(), localfed.ControlPlaneName, name+".log")
 	}
 	components := []component{
-		{"controller-manager", func(ctx context.Context, l logr.Logger) error {
+		{"controller-manager", controlPlaneLog("controller-manager"), func(ctx context.Context, l logr.Logger) error {
 			return cmapp.Run(ctx, fed.ControlPlane.Config, cmOpts, l)
 		}},
-		{"scheduler", func(ctx context.Context, l logr.Logger) error {
+		{"scheduler", controlPlaneLog("scheduler"), func(ctx context.Context, l logr.Logger) error {
 			return schedapp.Run(ctx, fed.ControlPlane.Config, schedOpts, l)
 		}},
 	}
+	if estimators {
+		more, err := estimatorComponents(ctx, fed)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range more {
+			components = append(components, component{c.name, c.log, c.run})
+		}
+		deschedOpts, err := deschedapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0")
+		if err != nil {
+			return nil, err
+		}
+		components = append(components, component{"descheduler", controlPlaneLog("descheduler"), func(ctx context.Context, l logr.Logger) error {
+			return deschedapp.Run(ctx, fed.ControlPlane.Config, deschedOpts, l)
+		}})
+	}
 	done := make(chan error, len(components))
 	for _, c := range components {
-		path := filepath.Join(fed.LogDir(), localfed.ControlPlaneName, c.name+".log")
+		path := c.log
 		file, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("opening the log of the %s: %w", c.name, err)
@@ -209,6 +239,42 @@ func startComponents(ctx context.Context, fed *localfed.Federation) (<-chan erro
 		result <- errors.Join(errs...)
 	}()
 	return result, nil
+}
+
+// estimatorComponent is a member's scheduler estimator, run in-process.
+type estimatorComponent struct {
+	name, log string
+	run       func(context.Context, logr.Logger) error
+}
+
+// estimatorComponents listens for each member's estimator on a free local
+// port and points the member's estimator Service in the control plane at it,
+// so the scheduler and the descheduler find it as they would in a cluster.
+func estimatorComponents(ctx context.Context, fed *localfed.Federation) ([]estimatorComponent, error) {
+	var out []estimatorComponent
+	for _, m := range fed.Members {
+		opts, err := estimatorapp.ParseOptions("--cluster-name="+m.Name, "--health-probe-bind-address=0")
+		if err != nil {
+			return nil, err
+		}
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("listening for the estimator of %s: %w", m.Name, err)
+		}
+		if err := fed.RegisterEstimator(ctx, m.Name, lis.Addr().String()); err != nil {
+			_ = lis.Close()
+			return nil, err
+		}
+		opts.Listener = lis
+		out = append(out, estimatorComponent{
+			name: "scheduler-estimator of " + m.Name,
+			log:  filepath.Join(fed.LogDir(), m.Name, "scheduler-estimator.log"),
+			run: func(ctx context.Context, l logr.Logger) error {
+				return estimatorapp.Run(ctx, m.Config, opts, l)
+			},
+		})
+	}
+	return out, nil
 }
 
 func (o *localUpOptions) federationOptions() (localfed.Options, error) {
