@@ -83,12 +83,19 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 
 	nodes := cache.New()
 	factory := informers.NewSharedInformerFactory(client, 0)
-	defer factory.Shutdown()
 	srv, synced, err := wire(factory, nodes, opts, metrics)
 	if err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
+	// The informers stop when Run returns, also on an error while ctx
+	// lives on: Shutdown waits for them, and they wait for their stop
+	// channel.
+	informerCtx, stopInformers := context.WithCancel(ctx)
+	defer func() {
+		stopInformers()
+		factory.Shutdown()
+	}()
+	factory.Start(informerCtx.Done())
 	logger.Info("Waiting for the member's nodes and pods")
 	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		if ctx.Err() != nil {
@@ -114,7 +121,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		<-ctx.Done()
+		// informerCtx ends with ctx, or when Serve failed and Run returns.
+		<-informerCtx.Done()
 		ready.Store(false)
 		done := make(chan struct{})
 		go func() { g.GracefulStop(); close(done) }()
@@ -131,7 +139,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		<-stopped
 		return nil
 	}
-	g.Stop()
+	stopInformers()
+	<-stopped
 	return fmt.Errorf("serving gRPC on %s: %w", lis.Addr(), err)
 }
 

@@ -10,8 +10,10 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -544,5 +546,68 @@ func TestOptions(t *testing.T) {
 	o, _ = ParseOptions()
 	if err := Run(context.Background(), &rest.Config{Host: "https://127.0.0.1:1"}, o, testlog.New(t)); err == nil || !strings.Contains(err.Error(), "--cluster-name") {
 		t.Errorf("Run without --cluster-name = %v", err)
+	}
+}
+
+// freeAddress returns a loopback address nothing listens on now.
+func freeAddress(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+// TestProbesAndMetrics: probes and metrics on one address, as Karmada's
+// estimator serves them when both flags name it; ready once serving; the
+// answers counted under Karmada's metric names.
+func TestProbesAndMetrics(t *testing.T) {
+	needMember(t)
+	addr := freeAddress(t)
+	est := dial(t, start(t, "--health-probe-bind-address="+addr, "--metrics-bind-address="+addr), insecure.NewCredentials())
+	ctx := callContext(t)
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if _, err := est.MaxAvailableReplicas(ctx, &estimatorrpc.MaxAvailableReplicasRequest{Cluster: "member1"}, grpc.WaitForReady(true)); err != nil {
+		t.Fatal(err)
+	}
+	// Served gRPC answers mean synced caches: ready from now on.
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, body := get(path); code != http.StatusOK {
+			t.Errorf("%s: %d %s", path, code, body)
+		}
+	}
+	code, body := get("/metrics")
+	want := `karmada_scheduler_estimator_estimating_request_total{result="success",type="MaxAvailableReplicas"} 1`
+	if code != http.StatusOK || !strings.Contains(body, want) {
+		t.Errorf("/metrics: %d, want a body with %s:\n%s", code, want, body)
+	}
+}
+
+// TestListenError: a port in use is Run's error, named by flag, and Run
+// returns (its informers stopped) while its context lives on.
+func TestListenError(t *testing.T) {
+	needMember(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	_, port, _ := net.SplitHostPort(taken.Addr().String())
+	opts, err := ParseOptions("--cluster-name=member1", "--health-probe-bind-address=0", "--bind-address=127.0.0.1", "--server-port="+port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Run(callContext(t), memberConfig, opts, testlog.New(t))
+	if err == nil || !strings.Contains(err.Error(), "--server-port") {
+		t.Errorf("Run on a taken port = %v, want an error naming --server-port", err)
 	}
 }
