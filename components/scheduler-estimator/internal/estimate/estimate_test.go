@@ -101,6 +101,11 @@ func component(name string, n int32, requests corev1.ResourceList, claim *estima
 	return estimatorrpc.Component{Name: name, Replicas: n, ReplicaRequirements: estimatorrpc.ComponentReplicaRequirements{NodeClaim: claim, ResourceRequest: requests}}
 }
 
+func withClass(c estimatorrpc.Component, priorityClass string) estimatorrpc.Component {
+	c.ReplicaRequirements.PriorityClassName = priorityClass
+	return c
+}
+
 func assumedIn(namespace string, cs ...estimatorrpc.Component) estimatorrpc.AssumedWorkload {
 	return estimatorrpc.AssumedWorkload{Namespace: namespace, Components: cs}
 }
@@ -466,6 +471,16 @@ func TestMaxSets(t *testing.T) {
 				component("b", 2, list("cpu", "1"), nil),
 			},
 			want: 3,
+		},
+		{
+			name:   "a PriorityClass-scoped quota counts the components of that class only",
+			nodes:  nodes(node("a", "64", "64Gi")),
+			quotas: []*corev1.ResourceQuota{priorityClassQuota(corev1.ScopeSelectorOpIn, []string{"requests.cpu", "4"}, []string{"requests.cpu", "0"}, "high")},
+			components: []estimatorrpc.Component{
+				withClass(component("leader", 1, list("cpu", "1"), nil), "high"),
+				component("workers", 2, list("cpu", "1"), nil),
+			},
+			want: 4,
 		},
 		{
 			name:  "assumed workloads are placed first",
