@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,8 +114,9 @@ func create[T client.Object](tb testing.TB, obj T, setStatus func(T)) T {
 	return obj
 }
 
-// node is a node of allocatable cpu, 8Gi and 110 pods in zone.
-func node(tb testing.TB, name, zone, cpu string, edit func(*corev1.Node)) {
+// node is a node of allocatable 4 CPU, 8Gi and 110 pods in zone.
+func node(tb testing.TB, name, zone string, edit func(*corev1.Node)) {
+	const cpu = "4"
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelTopologyZone: zone}}}
 	if edit != nil {
 		edit(n)
@@ -134,9 +136,10 @@ func node(tb testing.TB, name, zone, cpu string, edit func(*corev1.Node)) {
 	}
 }
 
-func pod(namespace, name, nodeName, cpu string) *corev1.Pod {
+// pod is a pod of namespace work.
+func pod(name, nodeName, cpu string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "work", Name: name},
 		Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{
 			Name: "app", Image: "app:v1", Resources: corev1.ResourceRequirements{Requests: quantities("cpu", cpu)},
 		}}},
@@ -202,15 +205,15 @@ func TestEstimator(t *testing.T) {
 	needMember(t)
 	namespace(t, "work")
 	namespace(t, "limited")
-	node(t, "n1", "z1", "4", nil)
-	node(t, "n2", "z2", "4", nil)
-	node(t, "n3", "z1", "4", func(n *corev1.Node) {
+	node(t, "n1", "z1", nil)
+	node(t, "n2", "z2", nil)
+	node(t, "n3", "z1", func(n *corev1.Node) {
 		n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}}
 	})
-	node(t, "n4", "z2", "4", func(n *corev1.Node) { n.Spec.Unschedulable = true })
-	create(t, pod("work", "on-n1", "n1", "1500m"), nil)
-	create(t, pod("work", "on-n2", "n2", "3"), nil)
-	create(t, pod("work", "done-on-n2", "n2", "4"), func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
+	node(t, "n4", "z2", func(n *corev1.Node) { n.Spec.Unschedulable = true })
+	create(t, pod("on-n1", "n1", "1500m"), nil)
+	create(t, pod("on-n2", "n2", "3"), nil)
+	create(t, pod("done-on-n2", "n2", "4"), func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
 	create(t, &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "limited", Name: "cpu"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: quantities("requests.cpu", "2")},
@@ -309,7 +312,7 @@ func TestEstimator(t *testing.T) {
 	}
 
 	// A pod bound later takes its room: the cache follows the member.
-	create(t, pod("work", "late-on-n1", "n1", "2"), nil)
+	create(t, pod("late-on-n1", "n1", "2"), nil)
 	if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
 		return replicas("work", nil) == 1, nil
 	}); err != nil {
@@ -344,7 +347,7 @@ func deploymentWithPendingPods(t *testing.T) {
 	}
 	old, current := rs("web-old", "web:v1", "old"), rs("web-new", "web:v2", "new")
 	unschedulableSince := func(rs *appsv1.ReplicaSet, name string, ago time.Duration) {
-		p := pod("work", name, "", "100m")
+		p := pod(name, "", "100m")
 		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}
 		create(t, p, func(p *corev1.Pod) {
 			p.Status.Phase = corev1.PodPending
@@ -384,7 +387,7 @@ func TestTLS(t *testing.T) {
 	}
 	tlsArgs := []string{"--grpc-auth-cert-file=" + serverCert, "--grpc-auth-key-file=" + serverKey, "--grpc-client-ca-file=" + caFile}
 	verifying := start(t, tlsArgs...)
-	skipping := start(t, append(tlsArgs, "--insecure-skip-grpc-client-verify")...)
+	skipping := start(t, slices.Concat(tlsArgs, []string{"--insecure-skip-grpc-client-verify"})...)
 
 	creds := func(certFile, keyFile string) credentials.TransportCredentials {
 		roots := x509.NewCertPool()
@@ -434,7 +437,7 @@ func refused(t *testing.T, addr string, c credentials.TransportCredentials) erro
 		return last != nil && status.Code(last) == codes.Unavailable && !strings.Contains(last.Error(), "connection refused"), nil
 	})
 	if err != nil {
-		return fmt.Errorf("not refused: last answer %v", last)
+		return fmt.Errorf("not refused: last answer %w", last)
 	}
 	return nil
 }

@@ -346,7 +346,7 @@ func TestMaxReplicas(t *testing.T) {
 
 // TestMaxReplicasManyNodes: the parallel count adds up every chunk.
 func TestMaxReplicasManyNodes(t *testing.T) {
-	var bs []*nodeBuilder
+	bs := make([]*nodeBuilder, 0, 1000)
 	for i := range 1000 {
 		bs = append(bs, node("n"+strings.Repeat("x", i%7)+string(rune('a'+i%26)), "3", "8Gi"))
 	}

@@ -126,14 +126,14 @@ func BenchmarkAnswer(b *testing.B) {
 // price of keeping answers from walking the pods.
 func BenchmarkPodEvent(b *testing.B) {
 	f := benchFixture(b)
-	pods := []*corev1.Pod{}
-	for _, cpu := range []string{"250m", "300m"} {
-		pods = append(pods, &corev1.Pod{
+	resized := func(cpu string) *corev1.Pod {
+		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "moving", UID: "moving"},
 			Spec:       corev1.PodSpec{NodeName: "node-00042", Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Requests: list("cpu", cpu)}}}},
 			Status:     corev1.PodStatus{Phase: corev1.PodRunning},
-		})
+		}
 	}
+	pods := []*corev1.Pod{resized("250m"), resized("300m")}
 	i := 0
 	for b.Loop() {
 		f.nodes.SetPod(pods[i%2])

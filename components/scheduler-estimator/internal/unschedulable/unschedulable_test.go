@@ -124,7 +124,7 @@ func TestPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
+	names := make([]string, 0, len(got))
 	for _, p := range got {
 		names = append(names, p.Name)
 	}
