@@ -100,9 +100,11 @@ func TestDescheduler(t *testing.T) {
 	}
 	k = waitReady(t, key, oldRelease.Version)
 	poll(t, 2*time.Minute, "the descheduler uninstalled", func(ctx context.Context) (bool, error) {
-		err := host.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: name}, &appsv1.Deployment{})
-		if !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("Deployment %s: %v", name, err)
+		switch err := host.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: name}, &appsv1.Deployment{}); {
+		case err == nil:
+			return false, fmt.Errorf("deployment %s is still there", name)
+		case !apierrors.IsNotFound(err):
+			return false, err
 		}
 		records := &corev1.SecretList{}
 		if err := host.List(ctx, records, client.InNamespace(ns.Name), client.MatchingLabels{"owner": "helm", "name": name}); err != nil {

@@ -104,7 +104,7 @@ func TestDeschedulerPresence(t *testing.T) {
 		})
 	}
 
-	var names []string
+	names := make([]string, 0, len(allComponents()))
 	for _, c := range allComponents() {
 		names = append(names, string(c))
 	}
