@@ -314,15 +314,15 @@ func (r *Reconciler) externalEtcdClient(ctx context.Context, k *operatorv1alpha1
 
 // phase is one gated step of the install or upgrade.
 type phase struct {
-	name       string
-	components []Component
-	// remove are releases the spec no longer asks for, uninstalled when
-	// the phase runs.
-	remove      []Component
+	name        string
+	components  []Component
 	contents    bool // install CRDs, namespaces and RBAC into the API server
 	admission   bool // register the webhook configurations in the API server
 	progressing string
 	failed      string
+	// remove are releases the spec no longer asks for, uninstalled before
+	// the phase's own are applied.
+	remove []Component
 }
 
 // phases lists the steps for an instance, in order: etcd (when local), the
@@ -442,9 +442,10 @@ func (r *Reconciler) applyRelease(ctx context.Context, k *operatorv1alpha1.Karma
 }
 
 // removeRelease uninstalls a component's release that the spec no longer
-// asks for. Helm's records of a release carry the instance label, so the
-// cache tells whether there may be one: a pass with nothing to remove makes
-// no request.
+// asks for. Helm's records of a release (Secrets labelled owner=helm and
+// name=<release> by its storage driver) also carry the instance label, so
+// the cache tells whether there may be one: a pass with nothing to remove
+// makes no request.
 func (r *Reconciler) removeRelease(ctx context.Context, k *operatorv1alpha1.Karmada, c Component) error {
 	name := releaseName(k.Name, c)
 	records := &corev1.SecretList{}
