@@ -5,6 +5,7 @@
 package cache
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +28,9 @@ type Cache struct {
 	// sorted are the known nodes by name: the order first-fit walks.
 	sorted []*estimate.Node
 	pods   map[types.UID]podRecord
+	// version moves when what node claims match changes: a node known or
+	// forgotten, its labels, taints or cordon (estimate.Cluster.Version).
+	version uint64
 }
 
 type entry struct {
@@ -46,14 +50,14 @@ func New() *Cache {
 	return &Cache{byName: map[string]*entry{}, pods: map[types.UID]podRecord{}}
 }
 
-// Read calls fn with the known nodes, sorted by name, under the read lock:
-// pod and node events wait until fn returns, so one answer sees one state
-// without copying thousands of nodes per answer. fn must not keep the
-// slice or the nodes.
-func (c *Cache) Read(fn func(nodes []*estimate.Node)) {
+// Read calls fn with the known nodes, sorted by name, and their version,
+// under the read lock: pod and node events wait until fn returns, so one
+// answer sees one state without copying thousands of nodes per answer. fn
+// must not keep the slice or the nodes.
+func (c *Cache) Read(fn func(nodes []*estimate.Node, version uint64)) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	fn(c.sorted)
+	fn(c.sorted, c.version)
 }
 
 // Len returns how many nodes are known and how many pods are counted.
@@ -72,6 +76,9 @@ func (c *Cache) SetNode(n *corev1.Node) {
 		e = &entry{}
 		c.byName[n.Name] = e
 	}
+	if !e.known || !sameClaimView(e.node.Node, n) {
+		c.version++
+	}
 	e.node.Node = n
 	e.node.Allocatable = estimate.FromList(n.Status.Allocatable)
 	if !e.known {
@@ -79,6 +86,15 @@ func (c *Cache) SetNode(n *corev1.Node) {
 		i, _ := slices.BinarySearchFunc(c.sorted, n.Name, byNodeName)
 		c.sorted = slices.Insert(c.sorted, i, &e.node)
 	}
+}
+
+// sameClaimView reports whether node claims see a and b alike: same labels,
+// taints and cordon. Status updates (allocatable, heartbeats) keep it.
+func sameClaimView(a, b *corev1.Node) bool {
+	return a != nil && maps.Equal(a.Labels, b.Labels) && a.Spec.Unschedulable == b.Spec.Unschedulable &&
+		slices.EqualFunc(a.Spec.Taints, b.Spec.Taints, func(x, y corev1.Taint) bool {
+			return x.Key == y.Key && x.Value == y.Value && x.Effect == y.Effect
+		})
 }
 
 // DeleteNode forgets a node. The requests of pods still bound to it are
@@ -93,6 +109,7 @@ func (c *Cache) DeleteNode(name string) {
 	if i, found := slices.BinarySearchFunc(c.sorted, name, byNodeName); found {
 		c.sorted = slices.Delete(c.sorted, i, i+1)
 	}
+	c.version++
 	e.known = false
 	e.node.Node = nil
 	e.node.Allocatable = estimate.Resources{}

@@ -145,7 +145,7 @@ func TestReadSorted(t *testing.T) {
 	c.DeleteNode("x")
 	c.SetNode(node("c", "cpu", "2"))
 	var got []string
-	c.Read(func(nodes []*estimate.Node) {
+	c.Read(func(nodes []*estimate.Node, _ uint64) {
 		for _, n := range nodes {
 			got = append(got, fmt.Sprintf("%s:%d", n.Node.Name, n.Allocatable.MilliCPU))
 		}
@@ -181,5 +181,52 @@ func TestTransformPod(t *testing.T) {
 	}
 	if len(slim.Status.Conditions) != 1 || slim.Status.Conditions[0].Type != corev1.PodScheduled {
 		t.Errorf("conditions = %v, want PodScheduled only", slim.Status.Conditions)
+	}
+}
+
+// TestVersion: the version moves with what node claims match, not with
+// resources or pods.
+func TestVersion(t *testing.T) {
+	c := New()
+	version := func() uint64 {
+		var v uint64
+		c.Read(func(_ []*estimate.Node, version uint64) { v = version })
+		return v
+	}
+	steps := []struct {
+		name  string
+		apply func()
+		moves bool
+	}{
+		{"a node comes", func() { c.SetNode(node("a", "cpu", "4")) }, true},
+		{"its allocatable changes", func() { c.SetNode(node("a", "cpu", "8")) }, false},
+		{"a pod binds", func() { c.SetPod(pod("p", "a", "cpu", "1")) }, false},
+		{"it is labelled", func() {
+			n := node("a", "cpu", "8")
+			n.Labels = map[string]string{"zone": "z1"}
+			c.SetNode(n)
+		}, true},
+		{"it is tainted", func() {
+			n := node("a", "cpu", "8")
+			n.Labels = map[string]string{"zone": "z1"}
+			n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+			c.SetNode(n)
+		}, true},
+		{"it is cordoned", func() {
+			n := node("a", "cpu", "8")
+			n.Labels = map[string]string{"zone": "z1"}
+			n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+			n.Spec.Unschedulable = true
+			c.SetNode(n)
+		}, true},
+		{"it goes", func() { c.DeleteNode("a") }, true},
+		{"an unknown node goes", func() { c.DeleteNode("zz") }, false},
+	}
+	for _, s := range steps {
+		before := version()
+		s.apply()
+		if moved := version() != before; moved != s.moves {
+			t.Errorf("%s: version moved %v, want %v", s.name, moved, s.moves)
+		}
 	}
 }

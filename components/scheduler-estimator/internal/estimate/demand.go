@@ -94,6 +94,9 @@ func (d *dims) column(name corev1.ResourceName) int {
 // demand is what one replica takes from a node, and where it may go.
 type demand struct {
 	match *matcher
+	// allowed is, by node index, whether match allows the node, when the
+	// answer's MatchCache had it or made it; nil: ask match.
+	allowed []bool
 	// amounts is over the dims of the answer, in the unit of Resources;
 	// amounts[0], the pod count, is 1.
 	amounts []int64
@@ -105,7 +108,7 @@ type demand struct {
 // newDemand validates and compiles one replica's requirements. It must be
 // called for every demand of an answer before any vector is sized: each may
 // add columns.
-func newDemand(d *dims, claim *estimatorrpc.NodeClaim, requests corev1.ResourceList, priorityClass string, path *field.Path) (*demand, error) {
+func newDemand(c *Cluster, d *dims, claim *estimatorrpc.NodeClaim, requests corev1.ResourceList, priorityClass string, path *field.Path) (*demand, error) {
 	m, err := newMatcher(claim, path.Child("nodeClaim"))
 	if err != nil {
 		return nil, err
@@ -126,7 +129,16 @@ func newDemand(d *dims, claim *estimatorrpc.NodeClaim, requests corev1.ResourceL
 	for i := range d.names {
 		dm.amounts = append(dm.amounts, amounts[i])
 	}
+	dm.allowed = c.allowedBy(claim, m)
 	return dm, nil
+}
+
+// allows reports whether a replica may go to nodes[i], n.
+func (dm *demand) allows(i int, n *Node) bool {
+	if dm.allowed != nil {
+		return dm.allowed[i]
+	}
+	return dm.match.matches(n.Node)
 }
 
 // widen pads the amounts to the final width of d (columns added by the

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync/atomic"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/util/workqueue"
 
@@ -17,23 +16,23 @@ import (
 // quotas of the request's namespace, once the request's assumed workloads
 // have taken their share of both.
 //
-// nodes are in the order first-fit walks them (the cache keeps them by
-// name); quotas are those of req.ReplicaRequirements.Namespace. parallelism
-// is how many goroutines count the nodes.
-func MaxReplicas(ctx context.Context, nodes []*Node, quotas []*corev1.ResourceQuota, req *estimatorrpc.MaxAvailableReplicasRequest, parallelism int) (int32, error) {
+// c.Quotas are those of req.ReplicaRequirements.Namespace. parallelism is
+// how many goroutines count the nodes.
+func MaxReplicas(ctx context.Context, c Cluster, req *estimatorrpc.MaxAvailableReplicasRequest, parallelism int) (int32, error) {
+	nodes := c.Nodes
 	d := newDims()
 	rr := &req.ReplicaRequirements
-	want, err := newDemand(d, rr.NodeClaim, rr.ResourceRequest, rr.PriorityClassName, field.NewPath("replicaRequirements"))
+	want, err := newDemand(&c, d, rr.NodeClaim, rr.ResourceRequest, rr.PriorityClassName, field.NewPath("replicaRequirements"))
 	if err != nil {
 		return 0, err
 	}
-	assumed, err := compileAssumed(d, req.AssumedWorkloads)
+	assumed, err := compileAssumed(&c, d, req.AssumedWorkloads)
 	if err != nil {
 		return 0, err
 	}
 	want.widen(d)
 
-	limit := quotaLimit(quotas, []quotaShare{{demand: want, replicas: 1}}, assumedShares(assumed, rr.Namespace))
+	limit := quotaLimit(c.Quotas, []quotaShare{{demand: want, replicas: 1}}, assumedShares(assumed, rr.Namespace))
 	if limit == 0 {
 		return 0, nil
 	}
@@ -44,7 +43,7 @@ func MaxReplicas(ctx context.Context, nodes []*Node, quotas []*corev1.ResourceQu
 		t := newFreeTable(nodes, d)
 		placeAssumed(nodes, t, assumed)
 		for i, n := range nodes {
-			if want.match.matches(n.Node) {
+			if want.allows(i, n) {
 				total += want.fits(t.row(i))
 			}
 		}
@@ -69,28 +68,29 @@ func MaxReplicas(ctx context.Context, nodes []*Node, quotas []*corev1.ResourceQu
 // First-fit is not an optimal bin packing (no polynomial algorithm is), but
 // it is what a scheduler filling nodes one after another achieves, and it
 // never answers more than fits.
-func MaxSets(ctx context.Context, nodes []*Node, quotas []*corev1.ResourceQuota, req *estimatorrpc.MaxAvailableComponentSetsRequest) (int32, error) {
+func MaxSets(ctx context.Context, c Cluster, req *estimatorrpc.MaxAvailableComponentSetsRequest) (int32, error) {
+	nodes := c.Nodes
 	root := field.NewPath("components")
 	if len(req.Components) == 0 {
 		return 0, field.Required(root, "at least one component")
 	}
 	d := newDims()
 	var set []quotaShare
-	for i, c := range req.Components {
+	for i, comp := range req.Components {
 		path := root.Index(i)
-		if c.Replicas < 0 {
-			return 0, field.Invalid(path.Child("replicas"), c.Replicas, "must not be negative")
+		if comp.Replicas < 0 {
+			return 0, field.Invalid(path.Child("replicas"), comp.Replicas, "must not be negative")
 		}
-		rr := &c.ReplicaRequirements
-		dm, err := newDemand(d, rr.NodeClaim, rr.ResourceRequest, rr.PriorityClassName, path.Child("replicaRequirements"))
+		rr := &comp.ReplicaRequirements
+		dm, err := newDemand(&c, d, rr.NodeClaim, rr.ResourceRequest, rr.PriorityClassName, path.Child("replicaRequirements"))
 		if err != nil {
 			return 0, err
 		}
-		if c.Replicas > 0 {
-			set = append(set, quotaShare{demand: dm, replicas: int64(c.Replicas)})
+		if comp.Replicas > 0 {
+			set = append(set, quotaShare{demand: dm, replicas: int64(comp.Replicas)})
 		}
 	}
-	assumed, err := compileAssumed(d, req.AssumedWorkloads)
+	assumed, err := compileAssumed(&c, d, req.AssumedWorkloads)
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +102,7 @@ func MaxSets(ctx context.Context, nodes []*Node, quotas []*corev1.ResourceQuota,
 		s.demand.widen(d)
 	}
 
-	limit := min(quotaLimit(quotas, set, assumedShares(assumed, req.Namespace)), math.MaxInt32)
+	limit := min(quotaLimit(c.Quotas, set, assumedShares(assumed, req.Namespace)), math.MaxInt32)
 	t := newFreeTable(nodes, d)
 	placeAssumed(nodes, t, assumed)
 	placers := make([]firstFit, len(set))
@@ -132,7 +132,7 @@ type assumedComponent struct {
 	replicas  int64
 }
 
-func compileAssumed(d *dims, workloads []estimatorrpc.AssumedWorkload) ([]assumedComponent, error) {
+func compileAssumed(cl *Cluster, d *dims, workloads []estimatorrpc.AssumedWorkload) ([]assumedComponent, error) {
 	var out []assumedComponent
 	for i, w := range workloads {
 		for j, c := range w.Components {
@@ -141,7 +141,7 @@ func compileAssumed(d *dims, workloads []estimatorrpc.AssumedWorkload) ([]assume
 				return nil, field.Invalid(path.Child("replicas"), c.Replicas, "must not be negative")
 			}
 			rr := &c.ReplicaRequirements
-			dm, err := newDemand(d, rr.NodeClaim, rr.ResourceRequest, rr.PriorityClassName, path.Child("replicaRequirements"))
+			dm, err := newDemand(cl, d, rr.NodeClaim, rr.ResourceRequest, rr.PriorityClassName, path.Child("replicaRequirements"))
 			if err != nil {
 				return nil, err
 			}
@@ -193,8 +193,9 @@ func sumFits(ctx context.Context, nodes []*Node, d *dims, want *demand, parallel
 	workqueue.ParallelizeUntil(ctx, max(parallelism, 1), pieces, func(p int) {
 		free := make([]int64, 0, len(d.names))
 		var sum int64
-		for _, n := range nodes[p*chunk : min((p+1)*chunk, len(nodes))] {
-			if !want.match.matches(n.Node) {
+		for i := p * chunk; i < min((p+1)*chunk, len(nodes)); i++ {
+			n := nodes[i]
+			if !want.allows(i, n) {
 				continue
 			}
 			free = freeOf(n, d, free)
@@ -240,7 +241,7 @@ type firstFit struct {
 func (f *firstFit) place(nodes []*Node, t *freeTable) bool {
 	for ; f.next < len(nodes); f.next, f.matched = f.next+1, false {
 		if !f.matched {
-			if !f.demand.match.matches(nodes[f.next].Node) {
+			if !f.demand.allows(f.next, nodes[f.next]) {
 				continue
 			}
 			f.matched = true

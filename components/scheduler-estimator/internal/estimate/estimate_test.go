@@ -116,6 +116,25 @@ func zoneAffinity(op corev1.NodeSelectorOperator, zones ...string) *estimatorrpc
 	}}}}
 }
 
+// view is one way of reading a cluster in the tables.
+type view struct {
+	name string
+	Cluster
+}
+
+// views are the nodes matched node by node, through a fresh MatchCache, and
+// through a MatchCache already holding the answer's claims: the answers
+// must not differ.
+func views(ns []*Node, quotas []*corev1.ResourceQuota) []view {
+	warm := NewMatchCache()
+	return []view{
+		{"matched per node", Cluster{Nodes: ns, Quotas: quotas}},
+		{"match cache", Cluster{Nodes: ns, Quotas: quotas, Version: 1, Matches: NewMatchCache()}},
+		{"match cache, first answer", Cluster{Nodes: ns, Quotas: quotas, Version: 7, Matches: warm}},
+		{"match cache, second answer", Cluster{Nodes: ns, Quotas: quotas, Version: 7, Matches: warm}},
+	}
+}
+
 func TestMaxReplicas(t *testing.T) {
 	oneCPU := list("cpu", "1")
 	tests := []struct {
@@ -332,12 +351,14 @@ func TestMaxReplicas(t *testing.T) {
 				tt.edit(tt.req)
 			}
 			for _, parallelism := range []int{1, 4} {
-				got, err := MaxReplicas(context.Background(), tt.nodes, tt.quotas, tt.req, parallelism)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got != tt.want {
-					t.Errorf("parallelism %d: MaxReplicas = %d, want %d", parallelism, got, tt.want)
+				for _, c := range views(tt.nodes, tt.quotas) {
+					got, err := MaxReplicas(context.Background(), c.Cluster, tt.req, parallelism)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != tt.want {
+						t.Errorf("parallelism %d, %s: MaxReplicas = %d, want %d", parallelism, c.name, got, tt.want)
+					}
 				}
 			}
 		})
@@ -350,7 +371,7 @@ func TestMaxReplicasManyNodes(t *testing.T) {
 	for i := range 1000 {
 		bs = append(bs, node("n"+strings.Repeat("x", i%7)+string(rune('a'+i%26)), "3", "8Gi"))
 	}
-	got, err := MaxReplicas(context.Background(), nodes(bs...), nil, replicas(list("cpu", "1"), nil), 8)
+	got, err := MaxReplicas(context.Background(), Cluster{Nodes: nodes(bs...)}, replicas(list("cpu", "1"), nil), 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +415,7 @@ func TestMaxReplicasInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := MaxReplicas(context.Background(), nodes(node("a", "1", "1Gi")), nil, tt.req, 1)
+			_, err := MaxReplicas(context.Background(), Cluster{Nodes: nodes(node("a", "1", "1Gi"))}, tt.req, 1)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one naming %s", err, tt.want)
 			}
@@ -504,27 +525,29 @@ func TestMaxSets(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &estimatorrpc.MaxAvailableComponentSetsRequest{Cluster: "member", Namespace: "ns", Components: tt.components, AssumedWorkloads: tt.assumed}
-			got, err := MaxSets(context.Background(), tt.nodes, tt.quotas, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.want {
-				t.Errorf("MaxSets = %d, want %d", got, tt.want)
+			for _, c := range views(tt.nodes, tt.quotas) {
+				got, err := MaxSets(context.Background(), c.Cluster, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != tt.want {
+					t.Errorf("%s: MaxSets = %d, want %d", c.name, got, tt.want)
+				}
 			}
 		})
 	}
 }
 
 func TestMaxSetsEdges(t *testing.T) {
-	ns := nodes(node("a", "4", "8Gi"))
-	if _, err := MaxSets(context.Background(), ns, nil, &estimatorrpc.MaxAvailableComponentSetsRequest{}); err == nil || !strings.Contains(err.Error(), "components") {
+	ns := Cluster{Nodes: nodes(node("a", "4", "8Gi"))}
+	if _, err := MaxSets(context.Background(), ns, &estimatorrpc.MaxAvailableComponentSetsRequest{}); err == nil || !strings.Contains(err.Error(), "components") {
 		t.Errorf("no components: error = %v, want one naming components", err)
 	}
-	_, err := MaxSets(context.Background(), ns, nil, &estimatorrpc.MaxAvailableComponentSetsRequest{Components: []estimatorrpc.Component{component("a", -2, nil, nil)}})
+	_, err := MaxSets(context.Background(), ns, &estimatorrpc.MaxAvailableComponentSetsRequest{Components: []estimatorrpc.Component{component("a", -2, nil, nil)}})
 	if err == nil || !strings.Contains(err.Error(), "components[0].replicas") {
 		t.Errorf("negative replicas: error = %v, want one naming components[0].replicas", err)
 	}
-	got, err := MaxSets(context.Background(), ns, nil, &estimatorrpc.MaxAvailableComponentSetsRequest{Components: []estimatorrpc.Component{component("a", 0, list("cpu", "1"), nil)}})
+	got, err := MaxSets(context.Background(), ns, &estimatorrpc.MaxAvailableComponentSetsRequest{Components: []estimatorrpc.Component{component("a", 0, list("cpu", "1"), nil)}})
 	if err != nil || got != math.MaxInt32 {
 		t.Errorf("only empty components: MaxSets = %d, %v; want MaxInt32", got, err)
 	}
@@ -545,5 +568,35 @@ func TestResources(t *testing.T) {
 	sum.Sub(r)
 	if !sum.IsZero() {
 		t.Errorf("r - r = %+v, want nothing left (no zero scalars kept)", sum)
+	}
+}
+
+// TestMatchCacheVersion: a new Version of the nodes is matched afresh;
+// the same Version answers from what was matched.
+func TestMatchCacheVersion(t *testing.T) {
+	mc := NewMatchCache()
+	ns := nodes(node("a", "4", "8Gi").label("pool", "x"), node("b", "4", "8Gi"))
+	req := replicas(list("cpu", "1"), &estimatorrpc.NodeClaim{NodeSelector: map[string]string{"pool": "x"}})
+	ask := func(version uint64, ns []*Node) int32 {
+		t.Helper()
+		got, err := MaxReplicas(context.Background(), Cluster{Nodes: ns, Version: version, Matches: mc}, req, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := ask(1, ns); got != 4 {
+		t.Fatalf("MaxReplicas = %d, want 4", got)
+	}
+	ns[1].Node.Labels["pool"] = "x"
+	if got := ask(1, ns); got != 4 {
+		t.Errorf("same version: MaxReplicas = %d, want 4 from the cache (the cache knows versions, not labels)", got)
+	}
+	if got := ask(2, ns); got != 8 {
+		t.Errorf("new version: MaxReplicas = %d, want 8", got)
+	}
+	more := append(ns, node("c", "4", "8Gi").label("pool", "x").n)
+	if got := ask(2, more); got != 12 {
+		t.Errorf("more nodes than matched: MaxReplicas = %d, want 12", got)
 	}
 }

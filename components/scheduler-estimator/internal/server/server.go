@@ -48,6 +48,9 @@ type Options struct {
 // Server implements estimatorrpc.EstimatorServer.
 type Server struct {
 	o Options
+	// matches keep which nodes each claim allows while the nodes' labels,
+	// taints and cordons stay.
+	matches *estimate.MatchCache
 }
 
 var _ estimatorrpc.EstimatorServer = (*Server)(nil)
@@ -57,7 +60,7 @@ func New(o Options) *Server {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Server{o: o}
+	return &Server{o: o, matches: estimate.NewMatchCache()}
 }
 
 // MaxAvailableReplicas answers how many replicas fit in the cluster.
@@ -76,8 +79,8 @@ func (s *Server) MaxAvailableReplicas(ctx context.Context, req *estimatorrpc.Max
 		req = &r
 	}
 	var n int32
-	s.o.Nodes.Read(func(nodes []*estimate.Node) {
-		n, err = estimate.MaxReplicas(ctx, nodes, quotas, req, s.o.Parallelism)
+	s.o.Nodes.Read(func(nodes []*estimate.Node, version uint64) {
+		n, err = estimate.MaxReplicas(ctx, s.cluster(nodes, version, quotas), req, s.o.Parallelism)
 	})
 	if err != nil {
 		return nil, statusOf(err)
@@ -101,8 +104,8 @@ func (s *Server) MaxAvailableComponentSets(ctx context.Context, req *estimatorrp
 		req = &r
 	}
 	var n int32
-	s.o.Nodes.Read(func(nodes []*estimate.Node) {
-		n, err = estimate.MaxSets(ctx, nodes, quotas, req)
+	s.o.Nodes.Read(func(nodes []*estimate.Node, version uint64) {
+		n, err = estimate.MaxSets(ctx, s.cluster(nodes, version, quotas), req)
 	})
 	if err != nil {
 		return nil, statusOf(err)
@@ -122,6 +125,10 @@ func (s *Server) GetUnschedulableReplicas(ctx context.Context, req *estimatorrpc
 		return nil, statusOf(err)
 	}
 	return &estimatorrpc.UnschedulableReplicasResponse{UnschedulableReplicas: unschedulable.Count(pods, req.UnschedulableThreshold, s.o.Now())}, nil
+}
+
+func (s *Server) cluster(nodes []*estimate.Node, version uint64, quotas []*corev1.ResourceQuota) estimate.Cluster {
+	return estimate.Cluster{Nodes: nodes, Version: version, Quotas: quotas, Matches: s.matches}
 }
 
 func (s *Server) checkCluster(cluster string) error {
