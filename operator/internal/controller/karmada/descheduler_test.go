@@ -408,3 +408,48 @@ func renderDeployment(t *testing.T, k *operatorv1alpha1.Karmada, c Component, va
 	t.Fatalf("chart %s renders no Deployment", c)
 	return nil
 }
+
+// TestDeschedulerValidation: flags the descheduler would refuse at start
+// are reported on the field instead, and what it takes passes.
+func TestDeschedulerValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args map[string]string
+		want []string
+	}{
+		{name: "none"},
+		{name: "valid", args: map[string]string{"descheduling-interval": "90s", "unschedulable-threshold": "0s", "workers": "8"}},
+		{
+			name: "not durations",
+			args: map[string]string{"descheduling-interval": "2", "unschedulable-threshold": "soon"},
+			want: []string{
+				`spec.components.karmadaDescheduler.extraArgs[descheduling-interval]: Invalid value: "2": must be a duration, e.g. "2m" or "90s"`,
+				`spec.components.karmadaDescheduler.extraArgs[unschedulable-threshold]: Invalid value: "soon": must be a duration, e.g. "2m" or "90s"`,
+			},
+		},
+		{
+			name: "out of range",
+			args: map[string]string{"descheduling-interval": "0s", "unschedulable-threshold": "-1m"},
+			want: []string{
+				`spec.components.karmadaDescheduler.extraArgs[descheduling-interval]: Invalid value: "0s": must be positive`,
+				`spec.components.karmadaDescheduler.extraArgs[unschedulable-threshold]: Invalid value: "-1m": must not be negative`,
+			},
+		},
+		{
+			name: "flag name with dashes",
+			args: map[string]string{"--workers": "8"},
+			want: []string{`spec.components.karmadaDescheduler.extraArgs[--workers]: Invalid value: "--workers": must be a flag name without leading dashes, e.g. "v" or "audit-log-path"`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := karmadaWith(&operatorv1alpha1.KarmadaComponents{KarmadaDescheduler: &operatorv1alpha1.KarmadaDescheduler{ExtraArgs: tc.args}})
+			var got []string
+			for _, err := range validate(k) {
+				got = append(got, err.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

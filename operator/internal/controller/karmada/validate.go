@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -92,6 +93,34 @@ func validateComponents(c *operatorv1alpha1.KarmadaComponents, comps *field.Path
 	}
 	if w := c.KarmadaWebhook; w != nil {
 		errs = append(errs, validateExtraArgs(comps.Child("karmadaWebhook", "extraArgs"), w.ExtraArgs)...)
+	}
+	if d := c.KarmadaDescheduler; d != nil {
+		path := comps.Child("karmadaDescheduler", "extraArgs")
+		errs = append(errs, validateExtraArgs(path, d.ExtraArgs)...)
+		errs = append(errs, validateDeschedulerDurations(path, d.ExtraArgs)...)
+	}
+	return errs
+}
+
+// validateDeschedulerDurations checks the descheduler's two durations as
+// the descheduler does when it starts: a value it refuses would otherwise
+// show only as a pod restarting, the reason in its log.
+func validateDeschedulerDurations(path *field.Path, args map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range []string{"descheduling-interval", "unschedulable-threshold"} {
+		v, ok := args[name]
+		if !ok {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(path.Key(name), v, "must be a duration, e.g. \"2m\" or \"90s\""))
+		case name == "descheduling-interval" && d <= 0:
+			errs = append(errs, field.Invalid(path.Key(name), v, "must be positive"))
+		case d < 0:
+			errs = append(errs, field.Invalid(path.Key(name), v, "must not be negative"))
+		}
 	}
 	return errs
 }
