@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -191,5 +192,64 @@ func TestRefusals(t *testing.T) {
 	_, err = f.server.MaxAvailableReplicas(cancelled, &estimatorrpc.MaxAvailableReplicasRequest{Cluster: "member1"})
 	if status.Code(err) != codes.Canceled {
 		t.Errorf("cancelled request: error = %v, want Canceled", err)
+	}
+}
+
+// TestConcurrentAnswersAndEvents answers while pods and node labels change
+// (run with -race); afterwards the server, match cache included, answers as
+// a fresh server does.
+func TestConcurrentAnswersAndEvents(t *testing.T) {
+	f := newFixture(t)
+	label := func(i int, zone string) {
+		f.nodes.SetNode(&corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%02d", i), Labels: map[string]string{"zone": zone}},
+			Status:     corev1.NodeStatus{Allocatable: list("cpu", "8", "pods", "110")},
+		})
+	}
+	for i := range 50 {
+		label(i, "a")
+	}
+	req := &estimatorrpc.MaxAvailableReplicasRequest{
+		Cluster: "member1",
+		ReplicaRequirements: estimatorrpc.ReplicaRequirements{ResourceRequest: list("cpu", "1"), NodeClaim: &estimatorrpc.NodeClaim{
+			NodeSelector: map[string]string{"zone": "a"},
+		}},
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				if _, err := f.server.MaxAvailableReplicas(ctx, req); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 500 {
+			f.pod(fmt.Sprintf("p%d", i), fmt.Sprintf("n%02d", i%50), "cpu", "500m")
+			if i%3 == 0 {
+				f.nodes.DeletePod(types.UID(fmt.Sprintf("p%d", i-3)))
+			}
+			if i%7 == 0 {
+				label(i%50, []string{"a", "b"}[i%2])
+			}
+		}
+	})
+	wg.Wait()
+
+	got, err := f.server.MaxAvailableReplicas(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := New(f.server.o)
+	want, err := fresh.MaxAvailableReplicas(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MaxReplicas != want.MaxReplicas {
+		t.Errorf("after the events: MaxReplicas = %d, a fresh server says %d", got.MaxReplicas, want.MaxReplicas)
 	}
 }
