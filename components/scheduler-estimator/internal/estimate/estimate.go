@@ -66,9 +66,8 @@ func MaxReplicas(ctx context.Context, c Cluster, req *estimatorrpc.MaxAvailableR
 // claim allows and that still has room for it; the first replica that finds
 // no node ends the count, and the sets completed before it are the answer.
 // First-fit is not an optimal bin packing (none is known that runs in
-// polynomial time), but
-// it is what a scheduler filling nodes one after another achieves, and it
-// never answers more than fits.
+// polynomial time), but it is what a scheduler filling nodes one after
+// another achieves, and it never answers more than fits.
 func MaxSets(ctx context.Context, c Cluster, req *estimatorrpc.MaxAvailableComponentSetsRequest) (int32, error) {
 	nodes := c.Nodes
 	root := field.NewPath("components")
