@@ -7,6 +7,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,6 +23,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/estimator"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/plugins"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/scheduler"
 	"github.com/flotilla-io/flotilla/internal/estimatorrpc"
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
@@ -53,6 +55,8 @@ type Options struct {
 	eventQPS       float64
 	eventBurst     int
 
+	plugins plugins.Selection
+
 	enableEstimator  bool
 	skipPullEstimate bool
 	estimators       estimatorrpc.DialOptions
@@ -72,6 +76,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.eventBurst, "event-burst", eventrecorder.DefaultBurst, "Burst of event writes.")
 	fs.StringVar(&o.pprofAddr, "profiling-bind-address", "", `Address serving Go's /debug/pprof profiles, e.g. 127.0.0.1:6061; empty disables it.`)
 	fs.BoolVar(&o.templateEvents, "template-events", true, "Also record scheduling events on the resource templates.")
+	fs.Var(pluginsFlag{&o.plugins}, "plugins", "A list of plugins to enable. '*' enables all in-tree plugins, 'foo' enables the plugin named 'foo', '*,-foo' disables the plugin named 'foo'.\nAll in-tree plugins: "+strings.Join(plugins.Names(), ",")+".")
 	fs.BoolVar(&o.enableEstimator, "enable-scheduler-estimator", false, "Ask each member's scheduler estimator how many replicas fit, besides the general estimate from the Cluster's summary; the smaller answer wins.")
 	fs.BoolVar(&o.skipPullEstimate, "disable-scheduler-estimator-in-pull-mode", false, "Do not ask the estimators of Pull clusters (with --enable-scheduler-estimator).")
 	o.estimators.BindFlags(fs)
@@ -87,6 +92,26 @@ func ParseOptions(args ...string) (Options, error) {
 		return Options{}, fmt.Errorf("scheduler options: %w", err)
 	}
 	return o, nil
+}
+
+// pluginsFlag is --plugins, checked as it is parsed so that a wrong name
+// is reported with the flag's name.
+type pluginsFlag struct{ s *plugins.Selection }
+
+func (f pluginsFlag) String() string {
+	if f.s == nil {
+		return "*"
+	}
+	return f.s.String()
+}
+
+func (f pluginsFlag) Set(v string) error {
+	sel, err := plugins.ParseSelection(strings.Split(v, ","))
+	if err != nil {
+		return err
+	}
+	*f.s = sel
+	return nil
 }
 
 // The estimators' Services (--enable-scheduler-estimator).
@@ -171,6 +196,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		Recorder:       recorders.NewRecorder("flotilla-scheduler"),
 		TemplateEvents: opts.templateEvents,
 		Estimators:     estimators,
+		Plugins:        opts.plugins,
 	})
 	if err := s.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the scheduler: %w", err)

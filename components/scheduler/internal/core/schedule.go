@@ -43,6 +43,9 @@ type Input struct {
 	ObservedAffinityName string
 	// Fresh ignores where replicas are now (rescheduleTriggeredAt).
 	Fresh bool
+	// Namespace and Name identify the binding (Namespace empty for a
+	// ClusterResourceBinding), for plugins that compare it with others.
+	Namespace, Name string
 }
 
 // Decision is a successful schedule.
@@ -70,6 +73,7 @@ type term struct {
 // replicas, and any other error is internal.
 func (a *Algorithm) Schedule(ctx context.Context, snap *cache.Snapshot, in Input) (Decision, error) {
 	b := framework.NewBindingInfo(in.Spec)
+	b.Namespace, b.Name = in.Namespace, in.Name
 	strategy := StrategyOf(b.Placement)
 	terms, err := buildTerms(b.Placement, strategy.capacityAware() && len(in.Spec.Components) == 0)
 	if err != nil {
@@ -83,6 +87,10 @@ func (a *Algorithm) Schedule(ctx context.Context, snap *cache.Snapshot, in Input
 				break
 			}
 		}
+	}
+	// Once per cycle: what does not depend on the affinity term.
+	if r := a.framework.RunPreFilterPlugins(ctx, b); !r.IsSuccess() {
+		return Decision{}, r.AsError()
 	}
 	var firstErr error
 	for _, t := range terms[start:] {

@@ -21,9 +21,15 @@ type BindingInfo struct {
 	// first, then its overflow affinities. A nil entry matches every
 	// cluster; no entries means no affinity at all.
 	Tiers []*affinity.Matcher
+	// Namespace and Name identify the binding; Namespace is empty for a
+	// ClusterResourceBinding. Plugins that look at other bindings use them
+	// to leave this one out.
+	Namespace, Name string
 
 	current  map[string]int32
 	evicting map[string]struct{}
+	// state is what PreFilter plugins computed for this cycle, by plugin.
+	state map[string]any
 }
 
 // NewBindingInfo prepares a binding spec for a scheduling cycle. Tiers is
@@ -83,4 +89,19 @@ func (b *BindingInfo) Tier(c *clusterv1alpha1.Cluster) int {
 		}
 	}
 	return -1
+}
+
+// WriteState keeps a PreFilter plugin's result for the rest of the cycle,
+// under the plugin's name.
+func (b *BindingInfo) WriteState(key string, v any) {
+	if b.state == nil {
+		b.state = make(map[string]any, 2)
+	}
+	b.state[key] = v
+}
+
+// ReadState returns what WriteState kept under key.
+func (b *BindingInfo) ReadState(key string) (any, bool) {
+	v, ok := b.state[key]
+	return v, ok
 }

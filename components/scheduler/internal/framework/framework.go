@@ -45,6 +45,21 @@ func New(opts ...Option) *Framework {
 	return f
 }
 
+// RunPreFilterPlugins runs PreFilter of the filter plugins that have one,
+// in order; nil when all succeed.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, b *BindingInfo) *Result {
+	for _, p := range f.filters {
+		pre, ok := p.(PreFilterPlugin)
+		if !ok {
+			continue
+		}
+		if r := pre.PreFilter(ctx, b); !r.IsSuccess() {
+			return AsResult(fmt.Errorf("prefilter plugin %s: %w", p.Name(), r.AsError()))
+		}
+	}
+	return nil
+}
+
 // RunFilterPlugins returns nil when every filter passes the cluster, else
 // the first failure.
 func (f *Framework) RunFilterPlugins(ctx context.Context, b *BindingInfo, c *cache.ClusterInfo) *Result {
@@ -57,6 +72,24 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, b *BindingInfo, c *cac
 		}
 	}
 	return nil
+}
+
+// FilterNames lists the filter plugins in the order they run.
+func (f *Framework) FilterNames() []string {
+	names := make([]string, len(f.filters))
+	for i, p := range f.filters {
+		names[i] = p.Name()
+	}
+	return names
+}
+
+// ScoreNames lists the score plugins in the order they run.
+func (f *Framework) ScoreNames() []string {
+	names := make([]string, len(f.scorers))
+	for i, s := range f.scorers {
+		names[i] = s.plugin.Name()
+	}
+	return names
 }
 
 // RunScorePlugins scores every cluster with every plugin, normalises each

@@ -93,6 +93,17 @@ type FilterPlugin interface {
 	Filter(ctx context.Context, b *BindingInfo, c *cache.ClusterInfo) *Result
 }
 
+// PreFilterPlugin is a FilterPlugin with work to do once per binding and
+// cycle rather than once per cluster, such as looking up other bindings.
+// The framework runs PreFilter before any Filter of the cycle; what it
+// finds goes into the BindingInfo (WriteState).
+type PreFilterPlugin interface {
+	FilterPlugin
+	// PreFilter returns nil on success; any other result stops the cycle
+	// with a SchedulerError.
+	PreFilter(ctx context.Context, b *BindingInfo) *Result
+}
+
 // ScorePlugin ranks the clusters that passed the filters.
 type ScorePlugin interface {
 	Plugin

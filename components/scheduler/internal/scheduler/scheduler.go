@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,6 +39,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/framework"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/plugins"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/queue"
+	"github.com/flotilla-io/flotilla/components/scheduler/internal/workloadgroups"
 	"github.com/flotilla-io/flotilla/internal/events"
 )
 
@@ -58,8 +60,9 @@ type Options struct {
 	Workers int
 	// Queue tunes backoff and retries.
 	Queue queue.Options
-	// Framework is the plugin set; default plugins.NewDefaultFramework().
-	Framework *framework.Framework
+	// Plugins selects the plugins (--plugins); the zero value runs every
+	// in-tree plugin.
+	Plugins plugins.Selection
 	// Estimators are consulted besides the general estimator.
 	Estimators []estimator.Estimator
 	// Recorder records events; nil records none.
@@ -92,6 +95,10 @@ type Scheduler struct {
 	clock     clock.PassiveClock
 	writes    *writeLog
 	stats     counters
+	framework *framework.Framework
+	// groups finds the bindings of workload (anti-)affinity groups and
+	// remembers our decisions for them until the informer has them.
+	groups *workloadgroups.Tracker
 
 	// refits are bindings queued because the clusters changed (see
 	// Refit); a cycle of one of them writes only if its placement moves.
@@ -143,18 +150,19 @@ func New(c client.Client, informers ctrlcache.Informers, opts Options) *Schedule
 	if opts.Workers <= 0 {
 		opts.Workers = 16
 	}
-	if opts.Framework == nil {
-		opts.Framework = plugins.NewDefaultFramework()
-	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	groups := workloadgroups.New(c)
+	fw := plugins.NewFramework(opts.Plugins, plugins.Deps{Groups: groups})
 	return &Scheduler{
 		client:    c,
 		informers: informers,
 		clusters:  cache.New(),
 		queue:     queue.New(opts.Queue),
-		algorithm: core.NewAlgorithm(opts.Framework, opts.Estimators...),
+		algorithm: core.NewAlgorithm(fw, opts.Estimators...),
+		framework: fw,
+		groups:    groups,
 		recorder:  opts.Recorder,
 		name:      opts.SchedulerName,
 		workers:   opts.Workers,
@@ -165,14 +173,24 @@ func New(c client.Client, informers ctrlcache.Informers, opts Options) *Schedule
 	}
 }
 
-// SetupWithManager registers the target-cluster index and the scheduler
-// with the manager.
+// SetupWithManager registers the binding indexes (target cluster,
+// workload groups) and the scheduler with the manager.
 func (s *Scheduler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := IndexBindings(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	if err := workloadgroups.Index(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return mgr.Add(s)
 }
+
+// FilterPlugins names the filter plugins the scheduler runs, in order; for
+// tests and the start-up log.
+func (s *Scheduler) FilterPlugins() []string { return s.framework.FilterNames() }
+
+// ScorePlugins names the score plugins the scheduler runs.
+func (s *Scheduler) ScorePlugins() []string { return s.framework.ScoreNames() }
 
 // IndexBindings adds IndexTargetCluster to both binding kinds.
 func IndexBindings(ctx context.Context, indexer client.FieldIndexer) error {
@@ -224,14 +242,14 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("getting the %T informer: %w", obj, err)
 		}
-		reg, err := inf.AddEventHandler(s.bindingHandler())
+		reg, err := inf.AddEventHandler(s.bindingHandler(ctx))
 		if err != nil {
 			return fmt.Errorf("watching %T: %w", obj, err)
 		}
 		defer func() { _ = inf.RemoveEventHandler(reg) }()
 	}
 
-	log.Info("Starting scheduler", "workers", s.workers)
+	log.Info("Starting scheduler", "workers", s.workers, "filters", s.FilterPlugins(), "scores", s.ScorePlugins())
 	var wg sync.WaitGroup
 	wg.Go(func() { s.queue.Run(ctx) })
 	for range s.workers {
@@ -361,16 +379,25 @@ func (s *Scheduler) requeueTargeting(ctx context.Context, cluster string) {
 	}
 }
 
-func (s *Scheduler) bindingHandler() toolscache.ResourceEventHandler {
+func (s *Scheduler) bindingHandler(ctx context.Context) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if b, ok := AsBinding(obj); ok {
 				s.onBinding(b)
+				if rb, ok := obj.(*workv1alpha2.ResourceBinding); ok && len(rb.Spec.Clusters) > 0 {
+					s.retryGroups(ctx, rb)
+				}
 			}
 		},
-		UpdateFunc: func(_, newObj any) {
+		UpdateFunc: func(oldObj, newObj any) {
 			if b, ok := AsBinding(newObj); ok {
 				s.onBinding(b)
+			}
+			o, ok1 := oldObj.(*workv1alpha2.ResourceBinding)
+			n, ok2 := newObj.(*workv1alpha2.ResourceBinding)
+			if ok1 && ok2 && GroupPlacementChanged(o, n) {
+				s.retryGroups(ctx, o)
+				s.retryGroups(ctx, n)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -382,6 +409,10 @@ func (s *Scheduler) bindingHandler() toolscache.ResourceEventHandler {
 				s.writes.forget(b.Key())
 				s.takeRefit(b.Key())
 			}
+			if rb, ok := obj.(*workv1alpha2.ResourceBinding); ok {
+				s.groups.Forget(rb.Namespace, rb.Name)
+				s.retryGroups(ctx, rb)
+			}
 		},
 	}
 }
@@ -389,6 +420,9 @@ func (s *Scheduler) bindingHandler() toolscache.ResourceEventHandler {
 func (s *Scheduler) onBinding(b Binding) {
 	key := b.Key()
 	s.writes.observe(key, b.Object.GetResourceVersion())
+	if rb, ok := b.Object.(*workv1alpha2.ResourceBinding); ok {
+		s.groups.Observe(rb)
+	}
 	if b.SchedulerName() != s.name {
 		s.queue.Delete(key)
 		s.takeRefit(key)
@@ -451,6 +485,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 		// the binding if there is anything left to do.
 		return queue.Done
 	}
+	// Bindings of one workload group are decided one at a time, each
+	// seeing the ones before it (their writes are recorded before the
+	// lock is released); the others go on in parallel.
+	unlock := s.groups.Lock(obj.GetNamespace(), b.Spec.WorkloadAffinityGroups)
+	defer unlock()
 
 	refit := s.takeRefit(key)
 	trigger := Evaluate(b, s.targetState)
@@ -485,6 +524,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 		Spec:                 b.Spec,
 		ObservedAffinityName: b.Status.SchedulerObservedAffinityName,
 		Fresh:                trigger.Fresh,
+		Namespace:            obj.GetNamespace(),
+		Name:                 obj.GetName(),
 	})
 	if err != nil {
 		return s.recordFailure(ctx, b, err)
@@ -506,6 +547,8 @@ func (s *Scheduler) refit(ctx context.Context, b Binding) (outcome queue.Outcome
 	decision, err := s.algorithm.Schedule(ctx, s.clusters.Snapshot(), core.Input{
 		Spec:                 b.Spec,
 		ObservedAffinityName: b.Status.SchedulerObservedAffinityName,
+		Namespace:            b.Object.GetNamespace(),
+		Name:                 b.Object.GetName(),
 	})
 	var fit *framework.FitError
 	switch {
@@ -541,6 +584,7 @@ func (s *Scheduler) recordNoFit(ctx context.Context, b Binding, schedErr error) 
 		s.stats.specWrites.Add(1)
 		s.writes.add(b.Key(), rv)
 		generation, rv = target.GetGeneration(), target.GetResourceVersion()
+		s.specWritten(b, rv, nil)
 	}
 	return s.recordFailureAt(ctx, b, schedErr, generation, rv)
 }
@@ -565,6 +609,7 @@ func (s *Scheduler) recordSuccess(ctx context.Context, b Binding, d core.Decisio
 		s.stats.specWrites.Add(1)
 		s.writes.add(key, rv)
 		generation, rv = target.GetGeneration(), target.GetResourceVersion()
+		s.specWritten(b, rv, d.Clusters)
 	}
 
 	old := currentStatus(b.Status)
@@ -720,4 +765,80 @@ func (w *writeLog) forget(key queue.Key) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.stale, key)
+}
+
+// specWritten tells the workload groups about a spec.clusters written at
+// resourceVersion rv, for the group's next decision, which may come before
+// the informer delivers the write.
+func (s *Scheduler) specWritten(b Binding, rv string, clusters []workv1alpha2.TargetCluster) {
+	if rb, ok := b.Object.(*workv1alpha2.ResourceBinding); ok {
+		s.groups.Written(rb, rv, clusters)
+	}
+}
+
+// retryGroups requeues the unschedulable bindings of rb's workload groups:
+// a member of the group was placed, moved, left the group or was deleted,
+// which may let them fit now. Without it they would wait for a cluster
+// change or the unschedulable timeout.
+func (s *Scheduler) retryGroups(ctx context.Context, rb *workv1alpha2.ResourceBinding) {
+	if rb.Spec.WorkloadAffinityGroups == nil {
+		return
+	}
+	log := ctrl.LoggerFrom(ctx)
+	for _, kind := range []framework.GroupKind{framework.AffinityGroup, framework.AntiAffinityGroup} {
+		group := workloadgroups.GroupOf(rb.Spec.WorkloadAffinityGroups, kind)
+		if group == "" {
+			continue
+		}
+		index := workloadgroups.IndexAffinityGroup
+		if kind == framework.AntiAffinityGroup {
+			index = workloadgroups.IndexAntiAffinityGroup
+		}
+		var list workv1alpha2.ResourceBindingList
+		if err := s.client.List(ctx, &list, client.InNamespace(rb.Namespace), client.MatchingFields{index: group}, client.UnsafeDisableDeepCopy); err != nil {
+			log.Error(err, "Listing the bindings of a workload group", "kind", kind.String(), "namespace", rb.Namespace, "group", group)
+			continue
+		}
+		for i := range list.Items {
+			peer := &list.Items[i]
+			b := Binding{Object: peer, Spec: &peer.Spec, Status: &peer.Status}
+			if peer.Name == rb.Name || b.SchedulerName() != s.name {
+				continue
+			}
+			if s.queue.Unschedulable(b.Key()) || failedToFit(peer.Status.Conditions) {
+				log.V(1).Info("Retrying a binding of a workload group that changed", "binding", b.Key().String(), "kind", kind.String(), "group", group)
+				s.queue.Add(b.Key(), b.Priority())
+			}
+		}
+	}
+}
+
+// failedToFit reports whether the Scheduled condition says the last
+// attempt found no fit; the queue may not know yet (the attempt is still
+// finishing) or any more (a restart).
+func failedToFit(conditions []metav1.Condition) bool {
+	c := meta.FindStatusCondition(conditions, workv1alpha2.Scheduled)
+	return c != nil && c.Status == metav1.ConditionFalse &&
+		(c.Reason == workv1alpha2.BindingReasonNoClusterFit || c.Reason == workv1alpha2.BindingReasonUnschedulable)
+}
+
+// GroupPlacementChanged reports whether an update of a ResourceBinding
+// changes what its workload groups see: its clusters or its groups.
+func GroupPlacementChanged(o, n *workv1alpha2.ResourceBinding) bool {
+	if o.Spec.WorkloadAffinityGroups == nil && n.Spec.WorkloadAffinityGroups == nil {
+		return false
+	}
+	if !equality.Semantic.DeepEqual(o.Spec.WorkloadAffinityGroups, n.Spec.WorkloadAffinityGroups) {
+		return true
+	}
+	return !slices.Equal(targetNamesOf(o.Spec.Clusters), targetNamesOf(n.Spec.Clusters))
+}
+
+func targetNamesOf(t []workv1alpha2.TargetCluster) []string {
+	names := make([]string, len(t))
+	for i, tc := range t {
+		names[i] = tc.Name
+	}
+	slices.Sort(names)
+	return names
 }
