@@ -5,13 +5,10 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
 
-	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/flotilla-io/flotilla/internal/componentmain"
 	"github.com/flotilla-io/flotilla/internal/release"
 	"github.com/flotilla-io/flotilla/operator/app"
 )
@@ -19,21 +16,9 @@ import (
 func main() {
 	var opts app.Options
 	opts.BindFlags(flag.CommandLine)
-	version := flag.Bool("version", false, "Print the release and exit.")
-	logConfig := textlogger.NewConfig()
-	logConfig.AddFlags(flag.CommandLine)
-	flag.Parse()
-	if *version {
-		fmt.Println(release.Version)
-		return
-	}
-	logger := textlogger.NewLogger(logConfig)
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-
+	logger := componentmain.Setup(componentmain.Options{})
 	logger.Info("Starting the Flotilla operator", "version", release.Version)
 	if err := app.Run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), opts, logger); err != nil {
-		logger.Error(err, "Operator failed")
-		os.Exit(1)
+		componentmain.Failed(logger, "Operator", err)
 	}
 }

@@ -4,42 +4,18 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"os"
 
-	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/flotilla-io/flotilla/components/controller-manager/app"
-	"github.com/flotilla-io/flotilla/internal/memlimit"
-	"github.com/flotilla-io/flotilla/internal/release"
+	"github.com/flotilla-io/flotilla/internal/componentmain"
 )
 
 func main() {
 	var opts app.Options
 	opts.BindFlags(flag.CommandLine)
-	memoryLimitRatio := memlimit.BindFlag(flag.CommandLine)
-	version := flag.Bool("version", false, "Print the release and exit.")
-	// klog's text format and -v / -vmodule, like other Kubernetes components.
-	logConfig := textlogger.NewConfig()
-	logConfig.AddFlags(flag.CommandLine)
-	flag.Parse()
-	if *version {
-		fmt.Println(release.Version)
-		return
-	}
-	logger := textlogger.NewLogger(logConfig)
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger) // client-go logs through klog
-
-	if err := memlimit.Apply(*memoryLimitRatio, logger); err != nil {
-		logger.Error(err, "Invalid flag")
-		os.Exit(2)
-	}
-
+	logger := componentmain.Setup(componentmain.Options{MemoryLimit: true})
 	if err := app.Run(ctrl.SetupSignalHandler(), ctrl.GetConfigOrDie(), opts, logger); err != nil {
-		logger.WithName("setup").Error(err, "controller-manager failed")
-		os.Exit(1)
+		componentmain.Failed(logger.WithName("setup"), "controller-manager", err)
 	}
 }
