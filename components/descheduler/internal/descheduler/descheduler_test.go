@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +25,7 @@ import (
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	estimatorapp "github.com/flotilla-io/flotilla/components/scheduler-estimator/app"
+	"github.com/flotilla-io/flotilla/components/scheduler-estimator/estimatortest"
 	"github.com/flotilla-io/flotilla/internal/estimatorrpc"
 )
 
@@ -69,40 +68,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "stopping the API server: %v\n", err)
 	}
 	os.Exit(code)
-}
-
-// runEstimator serves member's estimator from the API server and points its
-// Service at it.
-func runEstimator(t *testing.T, member string) {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, port, _ := net.SplitHostPort(lis.Addr().String())
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: estimatorrpc.DefaultServiceNamespace, Name: estimatorrpc.DefaultServicePrefix + "-" + member},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "127.0.0.1",
-			Ports: []corev1.ServicePort{{Port: estimatorrpc.DefaultPort, TargetPort: intstr.Parse(port)}}},
-	}
-	if err := kube.Create(t.Context(), svc); err != nil {
-		t.Fatal(err)
-	}
-	opts, err := estimatorapp.ParseOptions("--cluster-name="+member, "--health-probe-bind-address=0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Listener = lis
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- estimatorapp.Run(ctx, cfg, opts, logr.Discard()) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("estimator of %s: %v", member, err)
-		}
-		_ = kube.Delete(context.Background(), svc)
-	})
 }
 
 // workload creates, as kube-controller-manager and kube-scheduler would
@@ -234,7 +199,7 @@ func describe(clusters []workv1alpha2.TargetCluster) string {
 // descheduler takes those two off member2's share, through the real
 // estimator, and leaves member1, whose replicas are all ready, unasked.
 func TestDeschedulesWhatTheEstimatorCounts(t *testing.T) {
-	runEstimator(t, "member2")
+	estimatortest.Serve(t, cfg, kube, "member2")
 	ns := namespace(t, "counted")
 	workload(t, ns, "web", 10*time.Minute, 6*time.Minute, time.Minute)
 	rb := binding(t, ns, "web", []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 3}}, map[string]int32{"member1": 2})

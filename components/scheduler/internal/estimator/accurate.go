@@ -59,23 +59,27 @@ func (a *Accurate) MaxAvailableReplicas(ctx context.Context, targets []*Target, 
 // call for one cluster.
 func (a *Accurate) question(req *Requirements) func(ctx context.Context, cluster string) (int32, error) {
 	if req.Components != nil {
-		components := Components(req.Components)
-		namespace := req.Namespace
-		return func(ctx context.Context, cluster string) (int32, error) {
-			c, err := a.dialer.Client(ctx, cluster)
-			if err != nil {
-				return 0, err
-			}
-			ctx, cancel := context.WithTimeout(ctx, a.dialer.Timeout())
-			defer cancel()
+		components, namespace := Components(req.Components), req.Namespace
+		return a.asker(func(ctx context.Context, c *estimatorrpc.Client, cluster string) (int32, error) {
 			resp, err := c.MaxAvailableComponentSets(ctx, &estimatorrpc.MaxAvailableComponentSetsRequest{Cluster: cluster, Components: components, Namespace: namespace})
 			if err != nil {
 				return 0, err
 			}
 			return resp.MaxSets, nil
-		}
+		})
 	}
 	requirements := Replica(req.Replica)
+	return a.asker(func(ctx context.Context, c *estimatorrpc.Client, cluster string) (int32, error) {
+		resp, err := c.MaxAvailableReplicas(ctx, &estimatorrpc.MaxAvailableReplicasRequest{Cluster: cluster, ReplicaRequirements: requirements})
+		if err != nil {
+			return 0, err
+		}
+		return resp.MaxReplicas, nil
+	})
+}
+
+// asker wraps call with the cluster's client and the per-call timeout.
+func (a *Accurate) asker(call func(context.Context, *estimatorrpc.Client, string) (int32, error)) func(context.Context, string) (int32, error) {
 	return func(ctx context.Context, cluster string) (int32, error) {
 		c, err := a.dialer.Client(ctx, cluster)
 		if err != nil {
@@ -83,11 +87,7 @@ func (a *Accurate) question(req *Requirements) func(ctx context.Context, cluster
 		}
 		ctx, cancel := context.WithTimeout(ctx, a.dialer.Timeout())
 		defer cancel()
-		resp, err := c.MaxAvailableReplicas(ctx, &estimatorrpc.MaxAvailableReplicasRequest{Cluster: cluster, ReplicaRequirements: requirements})
-		if err != nil {
-			return 0, err
-		}
-		return resp.MaxReplicas, nil
+		return call(ctx, c, cluster)
 	}
 }
 

@@ -3,17 +3,14 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	estimatorapp "github.com/flotilla-io/flotilla/components/scheduler-estimator/app"
+	"github.com/flotilla-io/flotilla/components/scheduler-estimator/estimatortest"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/estimator"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/fixture"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/scheduler"
@@ -36,13 +33,11 @@ func BenchmarkScheduleWithEstimators(b *testing.B) {
 		createCluster(b, fixture.Cluster(names[i]).Pods(1_000_000).Allocatable("cpu=100000", "memory=100000Gi"))
 	}
 	createNodes(b, nodes)
-	for _, ns := range []string{"bench-estimators", estimatorrpc.DefaultServiceNamespace} {
-		if err := apiClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
-			b.Fatal(err)
-		}
+	if err := apiClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-estimators"}}); client.IgnoreAlreadyExists(err) != nil {
+		b.Fatal(err)
 	}
 	for _, name := range names {
-		runEstimator(b, name)
+		estimatortest.Serve(b, apiConfig, apiClient, name)
 	}
 	dialer, err := estimatorrpc.NewDialer(estimatorrpc.DialOptions{
 		Port: estimatorrpc.DefaultPort, ServicePrefix: estimatorrpc.DefaultServicePrefix,
@@ -85,38 +80,4 @@ func createNodes(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// runEstimator serves cluster's estimator from the API server until the
-// benchmark ends, its Service pointed at it.
-func runEstimator(b *testing.B, cluster string) {
-	b.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, port, _ := net.SplitHostPort(lis.Addr().String())
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: estimatorrpc.DefaultServiceNamespace, Name: estimatorrpc.DefaultServicePrefix + "-" + cluster},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "127.0.0.1",
-			Ports: []corev1.ServicePort{{Port: estimatorrpc.DefaultPort, TargetPort: intstr.Parse(port)}}},
-	}
-	if err := apiClient.Create(context.Background(), svc); err != nil {
-		b.Fatal(err)
-	}
-	opts, err := estimatorapp.ParseOptions("--cluster-name="+cluster, "--health-probe-bind-address=0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	opts.Listener = lis
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- estimatorapp.Run(ctx, apiConfig, opts, logr.Discard()) }()
-	b.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Errorf("estimator of %s: %v", cluster, err)
-		}
-		_ = apiClient.Delete(context.Background(), svc)
-	})
 }
