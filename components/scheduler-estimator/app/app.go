@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -75,7 +76,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return err
 	}
 	var ready atomic.Bool
-	stopHTTP, err := serveHTTP(ctx, opts.probeAddr, opts.metricsAddr, &ready, registry)
+	pprofAddr := "0"
+	if opts.enablePprof {
+		pprofAddr = opts.pprofAddr
+	}
+	stopHTTP, err := serveHTTP(ctx, httpAddrs{probe: opts.probeAddr, metrics: opts.metricsAddr, pprof: pprofAddr}, &ready, registry)
 	if err != nil {
 		return err
 	}
@@ -228,11 +233,18 @@ func withLogger(logger logr.Logger) grpc.UnaryServerInterceptor {
 	}
 }
 
-// serveHTTP serves /healthz and /readyz on probeAddr and /metrics on
-// metricsAddr (one server when they are the same address, as Karmada's
-// estimator does); "0" disables either. Listening happens before it
-// returns, so a port in use is Run's error.
-func serveHTTP(ctx context.Context, probeAddr, metricsAddr string, ready *atomic.Bool, registry *prometheus.Registry) (stop func(), err error) {
+// httpAddrs are where the HTTP endpoints are served; "0" or empty
+// disables one.
+type httpAddrs struct {
+	probe, metrics, pprof string
+}
+
+// serveHTTP serves /healthz and /readyz, /metrics and /debug/pprof on their
+// addresses (one server for those that share one, as Karmada's estimator
+// does for probes and metrics). Listening happens before it returns, so a
+// port in use is Run's error.
+func serveHTTP(ctx context.Context, addrs httpAddrs, ready *atomic.Bool, registry *prometheus.Registry) (stop func(), err error) {
+	probeAddr, metricsAddr := addrs.probe, addrs.metrics
 	muxes := map[string]*http.ServeMux{}
 	mux := func(addr string) *http.ServeMux {
 		if muxes[addr] == nil {
@@ -254,6 +266,14 @@ func serveHTTP(ctx context.Context, probeAddr, metricsAddr string, ready *atomic
 	if metricsAddr != "0" && metricsAddr != "" {
 		mux(metricsAddr).Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 	}
+	if addrs.pprof != "0" && addrs.pprof != "" {
+		m := mux(addrs.pprof)
+		m.HandleFunc("/debug/pprof/", pprof.Index)
+		m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	var servers []*http.Server
 	stop = func() {
 		for _, s := range servers {
@@ -264,7 +284,7 @@ func serveHTTP(ctx context.Context, probeAddr, metricsAddr string, ready *atomic
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			stop()
-			return nil, fmt.Errorf("listening on %s (--health-probe-bind-address or --metrics-bind-address): %w", addr, err)
+			return nil, fmt.Errorf("listening on %s (--health-probe-bind-address, --metrics-bind-address or --profiling-bind-address): %w", addr, err)
 		}
 		s := &http.Server{Handler: m, ReadHeaderTimeout: 30 * time.Second}
 		servers = append(servers, s)

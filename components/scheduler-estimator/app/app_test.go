@@ -562,13 +562,13 @@ func freeAddress(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// TestProbesAndMetrics: probes and metrics on one address, as Karmada's
-// estimator serves them when both flags name it; ready once serving; the
-// answers counted under Karmada's metric names.
+// TestProbesAndMetrics: probes, metrics and profiles on one address, as
+// Karmada's estimator serves probes and metrics when both flags name it;
+// ready once serving; the answers counted under Karmada's metric names.
 func TestProbesAndMetrics(t *testing.T) {
 	needMember(t)
 	addr := freeAddress(t)
-	est := dial(t, start(t, "--health-probe-bind-address="+addr, "--metrics-bind-address="+addr), insecure.NewCredentials())
+	est := dial(t, start(t, "--health-probe-bind-address="+addr, "--metrics-bind-address="+addr, "--enable-pprof", "--profiling-bind-address="+addr), insecure.NewCredentials())
 	ctx := callContext(t)
 	get := func(path string) (int, string) {
 		resp, err := http.Get("http://" + addr + path)
@@ -587,6 +587,9 @@ func TestProbesAndMetrics(t *testing.T) {
 		if code, body := get(path); code != http.StatusOK {
 			t.Errorf("%s: %d %s", path, code, body)
 		}
+	}
+	if code, body := get("/debug/pprof/cmdline"); code != http.StatusOK {
+		t.Errorf("/debug/pprof/cmdline: %d %s", code, body)
 	}
 	code, body := get("/metrics")
 	want := `karmada_scheduler_estimator_estimating_request_total{result="success",type="MaxAvailableReplicas"} 1`

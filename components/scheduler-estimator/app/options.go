@@ -88,6 +88,8 @@ type Options struct {
 	qps                      float64
 	burst                    int
 	parallelism              int
+	enablePprof              bool
+	pprofAddr                string
 	gates                    *gates
 
 	// Listener, when set, is where the gRPC service is served instead of
@@ -112,6 +114,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.qps, "kube-api-qps", 20, "Client-side QPS limit towards the member's API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 30, "Client-side burst towards the member's API server.")
 	fs.IntVar(&o.parallelism, "parallelism", DefaultParallelism, "Goroutines that count the nodes of one answer; must be greater than 0.")
+	fs.BoolVar(&o.enablePprof, "enable-pprof", false, "Serve Go's /debug/pprof profiles on --profiling-bind-address.")
+	fs.StringVar(&o.pprofAddr, "profiling-bind-address", ":6060", "Address of the profiles, with --enable-pprof.")
 	o.gates = newGates()
 	fs.Var(o.gates, "feature-gates", "Karmada's estimator feature gates, key=value pairs. Options are:\n"+strings.Join(o.gates.KnownFeatures(), "\n"))
 }
