@@ -1,10 +1,13 @@
 package estimate
 
 import (
+	"context"
 	"encoding/json"
+	"runtime"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/flotilla-io/flotilla/internal/estimatorrpc"
 )
@@ -67,10 +70,15 @@ func (c *Cluster) allowedBy(claim *estimatorrpc.NodeClaim, m *matcher) []bool {
 	}
 	mc.mu.Unlock()
 
+	// Matching allocates per node (the selectors read a field set built
+	// for each): spread over the cores, each chunk writing its own bools.
+	const chunk = 256
 	allowed := make([]bool, len(c.Nodes))
-	for i, n := range c.Nodes {
-		allowed[i] = m.matches(n.Node)
-	}
+	workqueue.ParallelizeUntil(context.Background(), runtime.GOMAXPROCS(0), (len(c.Nodes)+chunk-1)/chunk, func(p int) {
+		for i := p * chunk; i < min((p+1)*chunk, len(c.Nodes)); i++ {
+			allowed[i] = m.matches(c.Nodes[i].Node)
+		}
+	})
 
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
