@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -101,7 +103,18 @@ type Dialer struct {
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
+	// retryAt holds, for clusters whose estimator just failed, when to try
+	// again: a fleet without estimators must not cost a Service read and a
+	// dial per binding.
+	retryAt map[string]time.Time
+	now     func() time.Time
 }
+
+// RetryAfter is how long a cluster whose estimator failed is not asked.
+const RetryAfter = 5 * time.Second
+
+// ErrBackoff is Client's error while a failed estimator is left alone.
+var ErrBackoff = errors.New("estimator failed recently; not asked until the back-off passes")
 
 // NewDialer checks opts and reads the Services through services.
 func NewDialer(opts DialOptions, services client.Reader) (*Dialer, error) {
@@ -115,7 +128,7 @@ func NewDialer(opts DialOptions, services client.Reader) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dialer{opts: opts, creds: creds, services: services, conns: map[string]*grpc.ClientConn{}}, nil
+	return &Dialer{opts: opts, creds: creds, services: services, conns: map[string]*grpc.ClientConn{}, retryAt: map[string]time.Time{}, now: time.Now}, nil
 }
 
 // Timeout is the time one call may take.
@@ -127,12 +140,17 @@ func (d *Dialer) Timeout() time.Duration { return d.opts.Timeout }
 func (d *Dialer) Client(ctx context.Context, cluster string) (*Client, error) {
 	d.mu.Lock()
 	conn := d.conns[cluster]
+	retryAt, failed := d.retryAt[cluster]
 	d.mu.Unlock()
 	if conn != nil {
 		return NewClient(conn), nil
 	}
+	if failed && d.now().Before(retryAt) {
+		return nil, ErrBackoff
+	}
 	addr, err := d.resolve(ctx, cluster)
 	if err != nil {
+		d.backOff(cluster)
 		return nil, err
 	}
 	conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(d.creds))
@@ -150,10 +168,16 @@ func (d *Dialer) Client(ctx context.Context, cluster string) (*Client, error) {
 	return NewClient(conn), nil
 }
 
-// Forget closes cluster's connection, so the next call resolves the
-// Service again: after the cluster is deleted, or the estimator did not
-// answer.
-func (d *Dialer) Forget(cluster string) {
+// Failed tells the dialer how a call to cluster's estimator went wrong.
+// An estimator that is unreachable or did not answer in time is forgotten:
+// its connection closed, so that the next call, after RetryAfter, resolves
+// the Service again (it may have moved). Errors the estimator itself
+// returned change nothing.
+func (d *Dialer) Failed(cluster string, err error) {
+	if code := status.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded {
+		return
+	}
+	d.backOff(cluster)
 	d.mu.Lock()
 	conn := d.conns[cluster]
 	delete(d.conns, cluster)
@@ -161,6 +185,12 @@ func (d *Dialer) Forget(cluster string) {
 	if conn != nil {
 		_ = conn.Close()
 	}
+}
+
+func (d *Dialer) backOff(cluster string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.retryAt[cluster] = d.now().Add(RetryAfter)
 }
 
 // Close closes every connection.

@@ -2,6 +2,7 @@ package estimatorrpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -174,11 +177,22 @@ func TestDialerFollowsTheService(t *testing.T) {
 	_, secondPort, _ := net.SplitHostPort(second)
 	port, _ = strconv.Atoi(secondPort)
 	pointService(t, "member1", externalName("127.0.0.1", DefaultPort, port))
-	if err := call(); err == nil {
+	err = call()
+	if err == nil {
 		t.Fatal("the kept connection reached the moved estimator; it should still point at the stopped one")
 	}
-	d.Forget("member1")
+	// An error of the estimator's own keeps the connection; an unreachable
+	// estimator is forgotten and left alone for RetryAfter.
+	d.Failed("member1", status.Error(codes.InvalidArgument, "cluster: wrong"))
+	if _, err := d.Client(t.Context(), "member1"); err != nil {
+		t.Fatalf("after an estimator's own error: %v", err)
+	}
+	d.Failed("member1", err)
+	if _, err := d.Client(t.Context(), "member1"); !errors.Is(err, ErrBackoff) {
+		t.Fatalf("right after an unreachable estimator, Client = %v, want ErrBackoff", err)
+	}
+	d.now = func() time.Time { return time.Now().Add(RetryAfter) }
 	if err := call(); err != nil {
-		t.Fatalf("after Forget: %v", err)
+		t.Fatalf("after the back-off: %v", err)
 	}
 }

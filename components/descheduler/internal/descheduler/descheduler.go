@@ -9,7 +9,6 @@ package descheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -33,7 +32,7 @@ import (
 // a cluster; estimatorrpc.Dialer's clients do.
 type Estimators interface {
 	Client(ctx context.Context, cluster string) (*estimatorrpc.Client, error)
-	Forget(cluster string)
+	Failed(cluster string, err error)
 	Timeout() time.Duration
 }
 
@@ -174,9 +173,7 @@ func (d *Descheduler) ask(ctx context.Context, cluster string, ref estimatorrpc.
 	defer cancel()
 	resp, err := c.GetUnschedulableReplicas(ctx, &estimatorrpc.UnschedulableReplicasRequest{Cluster: cluster, Resource: ref, UnschedulableThreshold: d.opts.Threshold})
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			d.estimators.Forget(cluster)
-		}
+		d.estimators.Failed(cluster, err)
 		return 0, err
 	}
 	if resp.UnschedulableReplicas < 0 || resp.UnschedulableReplicas == math.MaxInt32 {

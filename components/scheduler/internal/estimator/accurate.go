@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -91,13 +89,10 @@ func (a *Accurate) asker(call func(context.Context, *estimatorrpc.Client, string
 	}
 }
 
-// failed logs an estimator that did not answer; an unreachable one is
-// forgotten so its Service is resolved again next time.
+// failed logs an estimator that did not answer and tells the dialer.
 func (a *Accurate) failed(logger logr.Logger, cluster string, err error) {
 	logger.V(2).Info("Scheduler estimator did not answer; using the general estimate", "cluster", cluster, "err", err.Error())
-	if code := status.Code(err); code == codes.Unavailable || code == codes.DeadlineExceeded {
-		a.dialer.Forget(cluster)
-	}
+	a.dialer.Failed(cluster, err)
 }
 
 // Replica is the estimator's form of a binding's replica requirements.
