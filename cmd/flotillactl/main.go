@@ -40,5 +40,6 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newVersionCommand())
 	root.AddCommand(newLocalCommand())
 	root.AddCommand(newInterpretCommand())
+	root.AddCommand(newCordonCommand(true), newCordonCommand(false), newTaintCommand())
 	return root
 }
