@@ -486,10 +486,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 		return queue.Done
 	}
 	// Bindings of one workload group are decided one at a time, each
-	// seeing the ones before it (their writes are recorded before the
-	// lock is released); the others go on in parallel.
-	unlock := s.groups.Lock(obj.GetNamespace(), b.Spec.WorkloadAffinityGroups)
-	defer unlock()
+	// seeing the ones before it: the hold ends once the spec write is
+	// recorded (specWritten), or with the cycle. Other bindings go on in
+	// parallel.
+	release := sync.OnceFunc(s.groups.Lock(obj.GetNamespace(), b.Spec.WorkloadAffinityGroups))
+	defer release()
+	ctx = context.WithValue(ctx, groupHoldKey{}, release)
 
 	refit := s.takeRefit(key)
 	trigger := Evaluate(b, s.targetState)
@@ -584,7 +586,7 @@ func (s *Scheduler) recordNoFit(ctx context.Context, b Binding, schedErr error) 
 		s.stats.specWrites.Add(1)
 		s.writes.add(b.Key(), rv)
 		generation, rv = target.GetGeneration(), target.GetResourceVersion()
-		s.specWritten(b, rv, nil)
+		s.specWritten(ctx, b, rv, nil)
 	}
 	return s.recordFailureAt(ctx, b, schedErr, generation, rv)
 }
@@ -609,7 +611,7 @@ func (s *Scheduler) recordSuccess(ctx context.Context, b Binding, d core.Decisio
 		s.stats.specWrites.Add(1)
 		s.writes.add(key, rv)
 		generation, rv = target.GetGeneration(), target.GetResourceVersion()
-		s.specWritten(b, rv, d.Clusters)
+		s.specWritten(ctx, b, rv, d.Clusters)
 	}
 
 	old := currentStatus(b.Status)
@@ -767,12 +769,20 @@ func (w *writeLog) forget(key queue.Key) {
 	delete(w.stale, key)
 }
 
+// groupHoldKey keys the release of the cycle's workload group hold in its
+// context.
+type groupHoldKey struct{}
+
 // specWritten tells the workload groups about a spec.clusters written at
 // resourceVersion rv, for the group's next decision, which may come before
-// the informer delivers the write.
-func (s *Scheduler) specWritten(b Binding, rv string, clusters []workv1alpha2.TargetCluster) {
+// the informer delivers the write, and lets that decision start: the
+// status write that follows concerns no one else.
+func (s *Scheduler) specWritten(ctx context.Context, b Binding, rv string, clusters []workv1alpha2.TargetCluster) {
 	if rb, ok := b.Object.(*workv1alpha2.ResourceBinding); ok {
 		s.groups.Written(rb, rv, clusters)
+	}
+	if release, ok := ctx.Value(groupHoldKey{}).(func()); ok {
+		release()
 	}
 }
 
