@@ -384,9 +384,6 @@ func (s *Scheduler) bindingHandler(ctx context.Context) toolscache.ResourceEvent
 		AddFunc: func(obj any) {
 			if b, ok := AsBinding(obj); ok {
 				s.onBinding(b)
-				if rb, ok := obj.(*workv1alpha2.ResourceBinding); ok && len(rb.Spec.Clusters) > 0 {
-					s.retryGroups(ctx, rb)
-				}
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -396,8 +393,13 @@ func (s *Scheduler) bindingHandler(ctx context.Context) toolscache.ResourceEvent
 			o, ok1 := oldObj.(*workv1alpha2.ResourceBinding)
 			n, ok2 := newObj.(*workv1alpha2.ResourceBinding)
 			if ok1 && ok2 && GroupPlacementChanged(o, n) {
-				s.retryGroups(ctx, o)
+				// An added binding needs no such step: whatever failed
+				// before it (at start-up, every failed binding) is queued
+				// anyway, and it holds no cluster until it is scheduled.
 				s.retryGroups(ctx, n)
+				if !equality.Semantic.DeepEqual(o.Spec.WorkloadAffinityGroups, n.Spec.WorkloadAffinityGroups) {
+					s.retryGroups(ctx, o)
+				}
 			}
 		},
 		DeleteFunc: func(obj any) {
