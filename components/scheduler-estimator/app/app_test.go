@@ -170,7 +170,15 @@ func start(tb testing.TB, args ...string) string {
 	opts.Listener = lis
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, memberConfig, opts, testlog.New(tb)) }()
+	go func() {
+		err := Run(ctx, memberConfig, opts, testlog.New(tb))
+		if ctx.Err() == nil {
+			// Said at once: the test's calls would otherwise wait for an
+			// estimator that is gone until their bound.
+			tb.Errorf("Run returned before the test ended: %v", err)
+		}
+		done <- err
+	}()
 	tb.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
