@@ -83,7 +83,7 @@ func TestDisabledPluginIsNotApplied(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var done []chan error
+	done := make([]chan error, 0, 2)
 	for name, plugins := range map[string]string{"with-taints": "*", "without-taints": "*,-TaintToleration"} {
 		opts, err := ParseOptions("--scheduler-name="+name, "--plugins="+plugins, "--metrics-bind-address=0", "--health-probe-bind-address=0")
 		if err != nil {

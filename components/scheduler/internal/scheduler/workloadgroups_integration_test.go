@@ -51,7 +51,7 @@ func TestIntegrationWorkloadAffinityGroupShareACluster(t *testing.T) {
 		createCluster(t, fixture.Cluster(c))
 	}
 	const n = 12
-	var bindings []*workv1alpha2.ResourceBinding
+	bindings := make([]*workv1alpha2.ResourceBinding, 0, n)
 	for i := range n {
 		rb := fixture.Binding(fmt.Sprintf("shop-%d", i)).Namespace(ns).SchedulerName("it-affinity").AffinityGroup("shop").Duplicated().
 			Terms(
@@ -94,7 +94,7 @@ func TestIntegrationWorkloadAntiAffinityGroupSpreads(t *testing.T) {
 		createCluster(t, fixture.Cluster(c))
 	}
 	one := policyv1alpha1.SpreadConstraint{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MinGroups: 1, MaxGroups: 1}
-	var bindings []*workv1alpha2.ResourceBinding
+	bindings := make([]*workv1alpha2.ResourceBinding, 0, len(clusters)+1)
 	for i := range len(clusters) + 1 {
 		rb := fixture.Binding(fmt.Sprintf("ha-%d", i)).Namespace(ns).SchedulerName("it-anti").AntiAffinityGroup("ha").
 			Duplicated().Spread(one).ClusterNames(clusters...).Obj()
