@@ -25,28 +25,34 @@ type Deps struct {
 	Groups framework.WorkloadGroups
 }
 
-// inTree lists the plugins in the order they run: the filters in Karmada's
-// order, so that the first failing reason per cluster matches its
-// messages, then the scores.
-var inTree = []struct {
+// entry is one in-tree plugin: a filter or a score.
+type entry struct {
 	name   string
 	filter func(Deps) framework.FilterPlugin
 	score  func() framework.ScorePlugin
-}{
-	{name: apienablement.Name, filter: func(Deps) framework.FilterPlugin { return apienablement.New() }},
-	{name: tainttoleration.Name, filter: func(Deps) framework.FilterPlugin { return tainttoleration.New() }},
-	{name: clusteraffinity.Name, filter: func(Deps) framework.FilterPlugin { return clusteraffinity.New() }},
-	{name: spreadconstraint.Name, filter: func(Deps) framework.FilterPlugin { return spreadconstraint.New() }},
-	{name: clustereviction.Name, filter: func(Deps) framework.FilterPlugin { return clustereviction.New() }},
-	{name: workloadaffinity.Name, filter: func(d Deps) framework.FilterPlugin { return workloadaffinity.New(d.Groups) }},
-	{name: workloadantiaffinity.Name, filter: func(d Deps) framework.FilterPlugin { return workloadantiaffinity.New(d.Groups) }},
-	{name: clusterlocality.Name, score: func() framework.ScorePlugin { return clusterlocality.New() }},
+}
+
+// inTree lists the plugins in the order they run: the filters in Karmada's
+// order, so that the first failing reason per cluster matches its
+// messages, then the scores.
+func inTree() []entry {
+	return []entry{
+		{name: apienablement.Name, filter: func(Deps) framework.FilterPlugin { return apienablement.New() }},
+		{name: tainttoleration.Name, filter: func(Deps) framework.FilterPlugin { return tainttoleration.New() }},
+		{name: clusteraffinity.Name, filter: func(Deps) framework.FilterPlugin { return clusteraffinity.New() }},
+		{name: spreadconstraint.Name, filter: func(Deps) framework.FilterPlugin { return spreadconstraint.New() }},
+		{name: clustereviction.Name, filter: func(Deps) framework.FilterPlugin { return clustereviction.New() }},
+		{name: workloadaffinity.Name, filter: func(d Deps) framework.FilterPlugin { return workloadaffinity.New(d.Groups) }},
+		{name: workloadantiaffinity.Name, filter: func(d Deps) framework.FilterPlugin { return workloadantiaffinity.New(d.Groups) }},
+		{name: clusterlocality.Name, score: func() framework.ScorePlugin { return clusterlocality.New() }},
+	}
 }
 
 // Names lists the in-tree plugins in the order they run.
 func Names() []string {
-	names := make([]string, len(inTree))
-	for i, p := range inTree {
+	all := inTree()
+	names := make([]string, len(all))
+	for i, p := range all {
 		names[i] = p.name
 	}
 	return names
@@ -110,7 +116,7 @@ func (s Selection) String() string {
 // without it.
 func NewFramework(s Selection, d Deps) *framework.Framework {
 	var opts []framework.Option
-	for _, p := range inTree {
+	for _, p := range inTree() {
 		if !s.Enabled(p.name) {
 			continue
 		}
