@@ -201,8 +201,9 @@ func dial(tb testing.TB, addr string, creds credentials.TransportCredentials) *e
 }
 
 func callContext(tb testing.TB) context.Context {
-	// A bound for a test that would otherwise hang, not an assertion.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// A bound for a test that would otherwise hang, not an assertion:
+	// generous, since a loaded machine with -race syncs slowly.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	tb.Cleanup(cancel)
 	return ctx
 }
