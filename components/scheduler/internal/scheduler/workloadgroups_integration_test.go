@@ -161,3 +161,38 @@ func waitScheduled(tb testing.TB, rb *workv1alpha2.ResourceBinding) *workv1alpha
 	})
 	return got
 }
+
+// A binding that no cluster fits because its affinity group is elsewhere
+// is scheduled as soon as its peer moves to a cluster it accepts, without
+// waiting for a timer.
+func TestIntegrationWorkloadAffinityFollowsAMovingPeer(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	ns := createNamespace(t, "wa-follow-")
+	createCluster(t, fixture.Cluster("wf-m1"))
+	createCluster(t, fixture.Cluster("wf-m2"))
+	startScheduler(t, "it-follow", groupOptions)
+
+	leader := fixture.Binding("leader").Namespace(ns).SchedulerName("it-follow").AffinityGroup("g").Duplicated().ClusterNames("wf-m1").Obj()
+	createBinding(t, leader)
+	waitClusters(t, leader, []workv1alpha2.TargetCluster{{Name: "wf-m1"}})
+
+	follower := fixture.Binding("follower").Namespace(ns).SchedulerName("it-follow").AffinityGroup("g").Duplicated().ClusterNames("wf-m2").Obj()
+	createBinding(t, follower)
+	eventually(t, "the follower refused", func() (bool, string) {
+		got := getBinding(t, ns, follower.Name)
+		cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.Scheduled)
+		if cond == nil || cond.Reason != workv1alpha2.BindingReasonNoClusterFit {
+			return false, fmt.Sprintf("condition %+v", cond)
+		}
+		return true, ""
+	})
+
+	got := getBinding(t, ns, leader.Name)
+	got.Spec.Placement.ClusterAffinity.ClusterNames = []string{"wf-m2"}
+	if err := apiClient.Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	waitClusters(t, leader, []workv1alpha2.TargetCluster{{Name: "wf-m2"}})
+	waitClusters(t, follower, []workv1alpha2.TargetCluster{{Name: "wf-m2"}})
+}
