@@ -41,5 +41,6 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newLocalCommand())
 	root.AddCommand(newInterpretCommand())
 	root.AddCommand(newCordonCommand(true), newCordonCommand(false), newTaintCommand())
+	root.AddCommand(newJoinCommand(), newUnjoinCommand())
 	return root
 }

@@ -37,6 +37,8 @@ type Cluster struct {
 	// token authenticates as the member's cluster-admin ServiceAccount; it is
 	// what the control plane's Secret for this member holds.
 	token string
+	// impersonatorToken authenticates as the member's impersonator.
+	impersonatorToken string
 }
 
 // Files of a cluster's directory.

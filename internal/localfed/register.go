@@ -3,18 +3,15 @@ package localfed
 import (
 	"context"
 	"fmt"
+	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/join"
 )
 
 const (
@@ -29,69 +26,41 @@ const (
 	memberTokenSeconds = 365 * 24 * 60 * 60
 )
 
-// grantControlPlaneAccess creates, in the member, a ServiceAccount bound to
-// cluster-admin and a token for it, as `karmadactl join` does; the control
-// plane reaches the member with that token only.
+// joinOptions registers the member as `karmadactl join` does, with
+// bounded tokens: a benchmark's members without a token controller still
+// get theirs.
+func joinOptions(member *Cluster) join.Options {
+	return join.Options{
+		ClusterName:      member.Name,
+		ClusterNamespace: NamespaceCluster,
+		APIEndpoint:      member.Endpoint,
+		CAData:           member.CAData,
+		TokenLifetime:    memberTokenSeconds * time.Second,
+	}
+}
+
+// grantControlPlaneAccess creates, in the member, the ServiceAccounts the
+// control plane acts as (internal/join) and keeps the full-access one's
+// token.
 func grantControlPlaneAccess(ctx context.Context, member *Cluster) error {
-	if err := createNamespaces(ctx, member, NamespaceCluster); err != nil {
-		return err
+	creds, err := join.GrantAccess(ctx, member.Client, joinOptions(member))
+	if err != nil {
+		return fmt.Errorf("granting the control plane access to %s: %w", member.Name, err)
 	}
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceCluster, Name: member.Name}}
-	objs := []client.Object{
-		sa,
-		&rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "karmada-controller-manager:" + member.Name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects: []rbacv1.Subject{{
-				Kind: rbacv1.ServiceAccountKind, Namespace: NamespaceCluster, Name: member.Name,
-			}},
-		},
-	}
-	for _, obj := range objs {
-		if err := member.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating %T %s in %s: %w", obj, obj.GetName(), member.Name, err)
-		}
-	}
-	req := &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](memberTokenSeconds)},
-	}
-	if err := member.Client.SubResource("token").Create(ctx, sa, req); err != nil {
-		return fmt.Errorf("requesting a token for %s/%s in %s: %w", sa.Namespace, sa.Name, member.Name, err)
-	}
-	member.token = req.Status.Token
+	member.token, member.impersonatorToken = creds.Token, creds.ImpersonatorToken
 	return nil
 }
 
-// registerMember creates the member's Secret and its Push-mode Cluster in the
-// control plane, as `karmadactl join` does.
+// registerMember creates the member's Secrets and its Push-mode Cluster in
+// the control plane.
 func registerMember(ctx context.Context, controlPlane, member *Cluster) error {
-	var kubeSystem corev1.Namespace
-	if err := member.Client.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, &kubeSystem); err != nil {
-		return fmt.Errorf("reading kube-system of %s: %w", member.Name, err)
+	id, err := join.MemberID(ctx, member.Client)
+	if err != nil {
+		return err
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceCluster, Name: member.Name},
-		Type:       corev1.SecretTypeOpaque,
-		Data: map[string][]byte{
-			clusterv1alpha1.SecretTokenKey:  []byte(member.token),
-			clusterv1alpha1.SecretCADataKey: member.CAData,
-		},
-	}
-	if err := controlPlane.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating Secret %s/%s: %w", secret.Namespace, secret.Name, err)
-	}
-	cluster := &clusterv1alpha1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Name: member.Name},
-		Spec: clusterv1alpha1.ClusterSpec{
-			// Karmada identifies a member by its kube-system namespace's UID.
-			ID:          string(kubeSystem.UID),
-			SyncMode:    clusterv1alpha1.Push,
-			APIEndpoint: member.Endpoint,
-			SecretRef:   &clusterv1alpha1.LocalSecretReference{Namespace: NamespaceCluster, Name: member.Name},
-		},
-	}
-	if err := controlPlane.Client.Create(ctx, cluster); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating Cluster %s: %w", member.Name, err)
+	creds := join.Credentials{Token: member.token, ImpersonatorToken: member.impersonatorToken}
+	if _, err := join.Register(ctx, controlPlane.Client, id, creds, joinOptions(member)); err != nil {
+		return fmt.Errorf("registering %s: %w", member.Name, err)
 	}
 	return nil
 }

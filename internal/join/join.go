@@ -1,0 +1,292 @@
+// Package join registers a member cluster in Push mode and removes it, as
+// `karmadactl join` and `unjoin` do: in the member, a ServiceAccount with
+// full access (and one for impersonation) whose tokens the control plane
+// keeps; in the control plane, their Secrets and the Cluster. flotillactl
+// join/unjoin and the local federation share it.
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+// DefaultClusterNamespace holds the members' credentials in the control
+// plane, and the ServiceAccounts they are for in each member.
+const DefaultClusterNamespace = "karmada-cluster"
+
+// Names, as karmadactl gives them.
+func serviceAccountName(cluster string) string { return "karmada-" + cluster }
+func roleName(serviceAccount string) string    { return "karmada-controller-manager:" + serviceAccount }
+
+// ImpersonatorSecretName is the control-plane Secret of cluster's
+// impersonation token.
+func ImpersonatorSecretName(cluster string) string { return cluster + "-impersonator" }
+
+const impersonatorServiceAccount = "karmada-impersonator"
+
+// labels mark what join created, as Karmada's objects.
+func labels() map[string]string {
+	return map[string]string{workv1alpha1.KarmadaSystemLabel: workv1alpha1.KarmadaSystemLabelValue}
+}
+
+// Options describe the member being joined.
+type Options struct {
+	// ClusterName is the Cluster's name.
+	ClusterName string
+	// ClusterNamespace holds the credentials; default karmada-cluster.
+	ClusterNamespace string
+	// APIEndpoint is where the control plane reaches the member.
+	APIEndpoint string
+	// CAData verifies the member's serving certificate; with
+	// InsecureSkipTLSVerification it is not verified.
+	CAData                      []byte
+	InsecureSkipTLSVerification bool
+	// ProxyURL is the proxy the control plane goes through, if any.
+	ProxyURL         string
+	Provider, Region string
+	Zones            []string
+	// TokenLifetime, when set, has the member's API server issue bounded
+	// tokens of that lifetime (TokenRequest) instead of the long-lived
+	// ServiceAccount token Secrets karmadactl creates, which need the
+	// member's token controller.
+	TokenLifetime time.Duration
+	// Timeout bounds the wait for token Secrets to be filled; default 1m.
+	Timeout time.Duration
+}
+
+func (o *Options) defaults() error {
+	if errs := validation.IsDNS1123Subdomain(o.ClusterName); len(errs) > 0 {
+		return fmt.Errorf("cluster name %q: %v", o.ClusterName, errs)
+	}
+	if len(o.ClusterName) > 48 {
+		// Karmada's limit: the execution namespace karmada-es-<name> must
+		// be a valid namespace name.
+		return fmt.Errorf("cluster name %q: longer than 48 characters", o.ClusterName)
+	}
+	if o.APIEndpoint == "" {
+		return errors.New("the member's API endpoint is required")
+	}
+	if o.ClusterNamespace == "" {
+		o.ClusterNamespace = DefaultClusterNamespace
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = time.Minute
+	}
+	return nil
+}
+
+// Credentials are the tokens the member issued for the control plane.
+type Credentials struct {
+	// Token authenticates as the member's full-access ServiceAccount.
+	Token string
+	// ImpersonatorToken authenticates as the ServiceAccount allowed to
+	// impersonate users, for requests proxied on their behalf.
+	ImpersonatorToken string
+}
+
+// GrantAccess creates in the member the ServiceAccounts the control plane
+// acts as, with their RBAC, and returns their tokens. It may run again:
+// what exists is kept.
+func GrantAccess(ctx context.Context, member client.Client, opts Options) (Credentials, error) {
+	if err := opts.defaults(); err != nil {
+		return Credentials{}, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.ClusterNamespace, Labels: labels()}}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: opts.ClusterNamespace, Name: serviceAccountName(opts.ClusterName), Labels: labels()}}
+	impersonator := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: opts.ClusterNamespace, Name: impersonatorServiceAccount, Labels: labels()}}
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: roleName(sa.Name), Labels: labels()},
+		Rules: []rbacv1.PolicyRule{
+			{Verbs: []string{rbacv1.VerbAll}, APIGroups: []string{rbacv1.APIGroupAll}, Resources: []string{rbacv1.ResourceAll}},
+			{Verbs: []string{"get"}, NonResourceURLs: []string{rbacv1.NonResourceAll}},
+		},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Labels: labels()},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}},
+	}
+	for _, obj := range []client.Object{ns, sa, impersonator, role, binding} {
+		if err := member.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return Credentials{}, fmt.Errorf("creating %T %s in the member: %w", obj, obj.GetName(), err)
+		}
+	}
+	var creds Credentials
+	var err error
+	if creds.Token, err = token(ctx, member, sa, opts); err != nil {
+		return Credentials{}, err
+	}
+	if creds.ImpersonatorToken, err = token(ctx, member, impersonator, opts); err != nil {
+		return Credentials{}, err
+	}
+	return creds, nil
+}
+
+// token returns a token of sa: a bounded one when asked for, else the
+// long-lived one of a ServiceAccount token Secret named after it, once the
+// member's token controller has filled it.
+func token(ctx context.Context, member client.Client, sa *corev1.ServiceAccount, opts Options) (string, error) {
+	if opts.TokenLifetime > 0 {
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(opts.TokenLifetime.Seconds()))}}
+		if err := member.SubResource("token").Create(ctx, sa, req); err != nil {
+			return "", fmt.Errorf("requesting a token for %s/%s: %w", sa.Namespace, sa.Name, err)
+		}
+		return req.Status.Token, nil
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: sa.Namespace, Name: sa.Name, Labels: labels(),
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: sa.Name}},
+		Type: corev1.SecretTypeServiceAccountToken,
+	}
+	if err := member.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating the token Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+	}
+	var tok string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		if err := member.Get(ctx, client.ObjectKeyFromObject(secret), secret); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		tok = string(secret.Data[corev1.ServiceAccountTokenKey])
+		return tok != "", nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for the member's token controller to fill Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+	}
+	return tok, nil
+}
+
+// Register writes the credentials' Secrets and the Push Cluster into the
+// control plane; memberID is the UID of the member's kube-system
+// namespace, Karmada's cluster ID. A Cluster of that name already
+// registered for another member is refused.
+func Register(ctx context.Context, controlPlane client.Client, memberID string, creds Credentials, opts Options) (*clusterv1alpha1.Cluster, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	var clusters clusterv1alpha1.ClusterList
+	if err := controlPlane.List(ctx, &clusters); err != nil {
+		return nil, fmt.Errorf("listing Clusters: %w", err)
+	}
+	for _, c := range clusters.Items {
+		if c.Spec.ID == memberID && c.Name != opts.ClusterName {
+			return nil, fmt.Errorf("the same cluster has been registered with name %s", c.Name)
+		}
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.ClusterNamespace, Labels: labels()}}
+	if err := controlPlane.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s: %w", ns.Name, err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: opts.ClusterNamespace, Name: opts.ClusterName, Labels: labels()},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{clusterv1alpha1.SecretTokenKey: []byte(creds.Token), clusterv1alpha1.SecretCADataKey: opts.CAData},
+	}
+	impersonator := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: opts.ClusterNamespace, Name: ImpersonatorSecretName(opts.ClusterName), Labels: labels()},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{clusterv1alpha1.SecretTokenKey: []byte(creds.ImpersonatorToken)},
+	}
+	for _, s := range []*corev1.Secret{secret, impersonator} {
+		if err := controlPlane.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating Secret %s/%s: %w", s.Namespace, s.Name, err)
+		}
+	}
+	cluster := &clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.ClusterName},
+		Spec: clusterv1alpha1.ClusterSpec{
+			ID:                          memberID,
+			SyncMode:                    clusterv1alpha1.Push,
+			APIEndpoint:                 opts.APIEndpoint,
+			SecretRef:                   &clusterv1alpha1.LocalSecretReference{Namespace: secret.Namespace, Name: secret.Name},
+			ImpersonatorSecretRef:       &clusterv1alpha1.LocalSecretReference{Namespace: impersonator.Namespace, Name: impersonator.Name},
+			InsecureSkipTLSVerification: opts.InsecureSkipTLSVerification,
+			ProxyURL:                    opts.ProxyURL,
+			Provider:                    opts.Provider,
+			Region:                      opts.Region,
+			Zones:                       opts.Zones,
+		},
+	}
+	if err := controlPlane.Create(ctx, cluster); apierrors.IsAlreadyExists(err) {
+		if err := controlPlane.Get(ctx, client.ObjectKeyFromObject(cluster), cluster); err != nil {
+			return nil, err
+		}
+		if cluster.Spec.ID != memberID {
+			return nil, fmt.Errorf("cluster %s already exists with a different ID", opts.ClusterName)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("creating Cluster %s: %w", opts.ClusterName, err)
+	}
+	// The Secrets go with the Cluster, as Karmada's do.
+	owner := metav1.NewControllerRef(cluster, clusterv1alpha1.GroupVersion.WithKind("Cluster"))
+	for _, s := range []*corev1.Secret{secret, impersonator} {
+		patch := client.MergeFrom(s.DeepCopy())
+		s.OwnerReferences = []metav1.OwnerReference{*owner}
+		if err := controlPlane.Patch(ctx, s, patch); err != nil {
+			return nil, fmt.Errorf("owning Secret %s/%s by the Cluster: %w", s.Namespace, s.Name, err)
+		}
+	}
+	return cluster, nil
+}
+
+// MemberID is the member's Karmada cluster ID: its kube-system namespace's
+// UID.
+func MemberID(ctx context.Context, member client.Client) (string, error) {
+	var ns corev1.Namespace
+	if err := member.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, &ns); err != nil {
+		return "", fmt.Errorf("reading the member's kube-system namespace: %w", err)
+	}
+	return string(ns.UID), nil
+}
+
+// Unjoin deletes the Cluster from the control plane and waits, up to
+// timeout, until it is gone (its Works removed from the member first);
+// then, when member is given, removes what GrantAccess created there.
+func Unjoin(ctx context.Context, controlPlane, member client.Client, name, namespace string, timeout time.Duration) error {
+	if namespace == "" {
+		namespace = DefaultClusterNamespace
+	}
+	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := controlPlane.Delete(ctx, cluster); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Cluster %s: %w", name, err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err := controlPlane.Get(ctx, client.ObjectKeyFromObject(cluster), cluster)
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for Cluster %s to be deleted: %w", name, err)
+	}
+	if member == nil {
+		return nil
+	}
+	sa := serviceAccountName(name)
+	for _, obj := range []client.Object{
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: roleName(sa)}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: roleName(sa)}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: sa}},
+		// One member is joined under one name, so its impersonator goes too.
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: impersonatorServiceAccount}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: impersonatorServiceAccount}},
+	} {
+		if err := member.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %T %s from the member: %w", obj, obj.GetName(), err)
+		}
+	}
+	return nil
+}
