@@ -32,7 +32,7 @@ manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into c
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths="{$(FEDERATION_APIS)}" output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false,generateEmbeddedObjectMeta=true paths="./api/operator/..." output:crd:artifacts:config=config/crd/operator
 	$(CONTROLLER_GEN) webhook paths="./components/webhook/..." output:webhook:artifacts:config=config/webhook
-	$(CONTROLLER_GEN) rbac:roleName=flotilla-controller-manager paths="./components/controller-manager/..." output:rbac:artifacts:config=config/rbac/controller-manager
+	$(CONTROLLER_GEN) rbac:roleName=flotilla-controller-manager paths="{./components/controller-manager/...,./internal/execution/...,./internal/workstatus/...,./internal/clusterstatus/...}" output:rbac:artifacts:config=config/rbac/controller-manager
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler paths="./components/scheduler/..." output:rbac:artifacts:config=config/rbac/scheduler
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-descheduler paths="./components/descheduler/..." output:rbac:artifacts:config=config/rbac/descheduler
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler-estimator paths="./components/scheduler-estimator/..." output:rbac:artifacts:config=config/rbac/scheduler-estimator

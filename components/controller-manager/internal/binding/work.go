@@ -13,7 +13,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
+	"github.com/flotilla-io/flotilla/internal/workcache"
 )
 
 // desiredWork is what a binding's Work for one cluster should hold.

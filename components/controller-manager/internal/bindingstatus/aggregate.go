@@ -13,8 +13,8 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
+	"github.com/flotilla-io/flotilla/internal/manifeststatus"
+	"github.com/flotilla-io/flotilla/internal/workcache"
 )
 
 // Reasons and messages of the FullyApplied condition, as Karmada's.

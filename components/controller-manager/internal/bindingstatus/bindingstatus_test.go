@@ -21,7 +21,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/binding"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
 

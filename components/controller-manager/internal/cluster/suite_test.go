@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cluster"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 	"github.com/flotilla-io/flotilla/internal/localfed/localfedtest"
 )

@@ -14,7 +14,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/clustertaintpolicy"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
 	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
 )
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/detector/policymatch"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
+	"github.com/flotilla-io/flotilla/internal/packedjson"
 )
 
 // cachedTemplate is a resource template as the detector's informers keep

@@ -53,7 +53,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
+	"github.com/flotilla-io/flotilla/internal/workcache"
 	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
 	"github.com/flotilla-io/flotilla/internal/names"
 	"github.com/flotilla-io/flotilla/internal/overrides"

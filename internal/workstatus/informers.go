@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
+	"github.com/flotilla-io/flotilla/internal/execution"
 )
 
 // watcher runs the member informers the Works need, each with the handler

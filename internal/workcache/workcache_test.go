@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
+	"github.com/flotilla-io/flotilla/internal/packedjson"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
+	"github.com/flotilla-io/flotilla/internal/packedjson"
 )
 
 func TestCompactForCache(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
+	"github.com/flotilla-io/flotilla/internal/packedjson"
 )
 
 // Options are the controller-manager's cache options: no managed fields in

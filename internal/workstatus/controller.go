@@ -34,9 +34,9 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/manifeststatus"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workcache"
+	"github.com/flotilla-io/flotilla/internal/execution"
+	"github.com/flotilla-io/flotilla/internal/manifeststatus"
+	"github.com/flotilla-io/flotilla/internal/workcache"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/names"

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/packedjson"
+	"github.com/flotilla-io/flotilla/internal/packedjson"
 )
 
 // compactForCache turns a member object from a watch into a

@@ -24,9 +24,9 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workstatus"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
+	"github.com/flotilla-io/flotilla/internal/execution"
+	"github.com/flotilla-io/flotilla/internal/workstatus"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 	"github.com/flotilla-io/flotilla/internal/localfed/localfedtest"

@@ -22,9 +22,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/controllertest"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/execution"
-	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workstatus"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
+	"github.com/flotilla-io/flotilla/internal/execution"
+	"github.com/flotilla-io/flotilla/internal/workstatus"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/names"
@@ -38,7 +38,7 @@ import (
 // are not throttled, so that the controllers, not the client rate limit,
 // are measured:
 //
-//	go test ./components/controller-manager/internal/execution/ -run '^$' -bench ApplyDeployments -benchtime 1x
+//	go test ./internal/execution/ -run '^$' -bench ApplyDeployments -benchtime 1x
 func BenchmarkApplyDeployments(b *testing.B) {
 	perMember := 500
 	if v, err := strconv.Atoi(os.Getenv("FLOTILLA_BENCH_WORKS")); err == nil && v > 0 {
