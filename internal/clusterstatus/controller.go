@@ -1,9 +1,15 @@
-// Package clusterstatus is the cluster-status controller: for every Push
-// Cluster that is not known to be down it reports, every period, the
-// member's Kubernetes version, the APIs it serves (and whether that list is
-// complete), and a summary of its nodes and of the resources they offer and
-// pods request. Nodes and pods come from informers in the member, so a tick
-// reads memory, not the member's API.
+// Package clusterstatus is the cluster-status controller: for every Cluster
+// of its sync mode that is not known to be down it reports, every period,
+// the member's Kubernetes version, the APIs it serves (and whether that list
+// is complete), and a summary of its nodes and of the resources they offer
+// and pods request. Nodes and pods come from informers in the member, so a
+// tick reads memory, not the member's API.
+//
+// The controller-manager runs it for Push members, whose Ready condition
+// the cluster controller decides by probing them. An agent runs it for its
+// own Pull member, which nobody outside can probe: there it also sets Ready,
+// from whether the member answered, and the control plane's cluster
+// controller only overrides that when the agent's lease runs out.
 package clusterstatus
 
 import (
@@ -49,6 +55,9 @@ const (
 // Reconciler reports the status of member clusters. Set the exported fields,
 // then call SetupWithManager.
 type Reconciler struct {
+	// SyncMode is the mode of the clusters it reports; in Pull mode it also
+	// sets their Ready condition. Default: Push.
+	SyncMode  clusterv1alpha1.ClusterSyncMode
 	Client    client.Client
 	Members   *membercluster.ClientCache
 	Informers *membercluster.InformerManager
@@ -78,6 +87,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = 5
+	}
+	if r.SyncMode == "" {
+		r.SyncMode = clusterv1alpha1.Push
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -120,12 +132,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		return ctrl.Result{}, fmt.Errorf("getting Cluster: %w", err)
 	}
+	reportsReady := r.SyncMode == clusterv1alpha1.Pull
 	switch {
-	case cluster.Spec.SyncMode == clusterv1alpha1.Pull, !cluster.DeletionTimestamp.IsZero():
-		// The agent reports a Pull member; a leaving one needs no more.
+	case membercluster.SyncModeOf(cluster) != r.SyncMode, !cluster.DeletionTimestamp.IsZero():
+		// The other mode's controller reports this member; a leaving one
+		// needs no more.
 		r.stopInformers(cluster.Name)
 		return ctrl.Result{}, nil
-	case readyStatus(cluster) == metav1.ConditionFalse || readyStatus(cluster) == metav1.ConditionUnknown:
+	case !reportsReady && (readyStatus(cluster) == metav1.ConditionFalse || readyStatus(cluster) == metav1.ConditionUnknown):
 		// The last report stands while the member is down; informers that
 		// cannot reach it would only retry. A change of Ready brings the
 		// Cluster back here.
@@ -160,9 +174,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	if err := r.collectVersion(ctx, clients, cluster); err != nil {
 		// The member does not answer (the cluster controller will say so in
-		// Ready); starting informers against it would only add retries.
+		// Ready, or this one in Pull mode); starting informers against it
+		// would only add retries.
 		log.Error(err, "Cannot collect the Kubernetes version")
+		if reportsReady {
+			meta.SetStatusCondition(&cluster.Status.Conditions, ReadyCondition(false, cluster.Generation))
+			r.stopInformers(cluster.Name)
+		}
 		return ctrl.Result{RequeueAfter: r.Period}, nil
+	}
+	if reportsReady {
+		meta.SetStatusCondition(&cluster.Status.Conditions, ReadyCondition(true, cluster.Generation))
 	}
 	if err := r.collectAPIEnablements(ctx, clients, cluster); err != nil {
 		log.Error(err, "Cannot collect the API enablements")
@@ -175,6 +197,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{RequeueAfter: min(syncWait, r.Period)}, nil
 	}
 	return ctrl.Result{RequeueAfter: r.Period}, nil
+}
+
+// Messages of the Ready condition an agent sets, as Karmada words them.
+const (
+	msgReady        = "cluster is healthy and ready to accept workloads"
+	msgNotReachable = "cluster is not reachable"
+)
+
+// ReadyCondition is the Ready condition of a Pull member whose agent could
+// (or could not) reach its API server.
+func ReadyCondition(reachable bool, generation int64) metav1.Condition {
+	if reachable {
+		return metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue,
+			Reason: clusterv1alpha1.ClusterReasonReady, Message: msgReady, ObservedGeneration: generation}
+	}
+	return metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse,
+		Reason: clusterv1alpha1.ClusterReasonNotReachable, Message: msgNotReachable, ObservedGeneration: generation}
 }
 
 func (r *Reconciler) collectVersion(ctx context.Context, clients *membercluster.Clients, cluster *clusterv1alpha1.Cluster) error {

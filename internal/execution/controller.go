@@ -1,4 +1,5 @@
-// Package execution is the execution controller (push mode): it applies the
+// Package execution is the execution controller (of the controller-manager
+// for Push members, of the agent for its Pull member): it applies the
 // manifests of every Work in an execution namespace karmada-es-<cluster> to
 // that member cluster, and removes them (or, with
 // spec.preserveResourcesOnDeletion, releases them) when the Work goes.
@@ -16,7 +17,9 @@
 // annotation says overwrite; otherwise the Work reports Applied=False with
 // reason ResourceConflict.
 //
-// Works of Pull clusters are left to the agent in the member.
+// One Reconciler serves one sync mode: the controller-manager's applies the
+// Works of Push clusters, reaching each member from the control plane; an
+// agent's applies those of its own Pull cluster from inside the member.
 package execution
 
 import (
@@ -78,9 +81,13 @@ const (
 	conflictRetry = 200 * time.Millisecond
 )
 
-// Reconciler applies Works to Push member clusters. Set the exported
-// fields, then call SetupWithManager.
+// Reconciler applies Works to the member clusters of one sync mode. Set the
+// exported fields, then call SetupWithManager.
 type Reconciler struct {
+	// SyncMode is the mode of the clusters whose Works it applies; Works of
+	// the other mode are someone else's (the agent in a Pull member, or the
+	// controller-manager for Push). Default: Push.
+	SyncMode clusterv1alpha1.ClusterSyncMode
 	// Client reads Works and Clusters through the manager's cache and writes
 	// Works.
 	Client   client.Client
@@ -124,6 +131,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	if r.SyncMode == "" {
+		r.SyncMode = clusterv1alpha1.Push
 	}
 	if r.MemberTimeout <= 0 {
 		r.MemberTimeout = DefaultMemberTimeout
@@ -238,8 +248,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		cluster = nil
 	}
-	if cluster != nil && cluster.Spec.SyncMode == clusterv1alpha1.Pull {
-		// The agent in the member executes it, under the same finalizer.
+	if cluster != nil && membercluster.SyncModeOf(cluster) != r.SyncMode {
+		// The other mode's executor applies it, under the same finalizer.
 		return ctrl.Result{}, nil
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("cluster", clusterName))

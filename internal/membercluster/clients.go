@@ -92,6 +92,9 @@ type ClientCache struct {
 
 	mu      sync.Mutex
 	members map[string]*Clients
+	// local are the members reached with a configuration of their own
+	// rather than through their Cluster and Secret (SetLocal).
+	local map[string]*rest.Config
 }
 
 // NewClientCache reads Clusters and Secrets through reader (typically the
@@ -101,7 +104,18 @@ func NewClientCache(reader client.Reader, scheme *runtime.Scheme, opts Options) 
 	if scheme == nil {
 		scheme = clientgoscheme.Scheme
 	}
-	return &ClientCache{reader: reader, scheme: scheme, opts: opts.withDefaults(), members: map[string]*Clients{}}
+	return &ClientCache{reader: reader, scheme: scheme, opts: opts.withDefaults(), members: map[string]*Clients{}, local: map[string]*rest.Config{}}
+}
+
+// SetLocal has the clients of the member clusterName built from cfg, not
+// from its Cluster and Secret: an agent reaches the member it runs in this
+// way, whatever the Cluster's sync mode and secretRef say. cfg's QPS and
+// Burst are kept when set.
+func (c *ClientCache) SetLocal(clusterName string, cfg *rest.Config) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.local[clusterName] = rest.CopyConfig(cfg)
+	delete(c.members, clusterName)
 }
 
 // Get returns the clients of the named member cluster, reading its Cluster
@@ -120,6 +134,12 @@ func (c *ClientCache) Get(ctx context.Context, clusterName string) (*Clients, er
 // ForCluster returns the clients of cluster, an object the caller has just
 // read, building them if the cached ones are stale.
 func (c *ClientCache) ForCluster(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*Clients, error) {
+	c.mu.Lock()
+	local, isLocal := c.local[cluster.Name]
+	c.mu.Unlock()
+	if isLocal {
+		return c.forLocal(cluster, local)
+	}
 	secret, err := c.secretOf(ctx, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("clients of cluster %s: %w", cluster.Name, err)
@@ -177,11 +197,42 @@ func (c *ClientCache) secretOf(ctx context.Context, cluster *clusterv1alpha1.Clu
 	return &secret, nil
 }
 
+// forLocal returns the clients of a member set with SetLocal, built once per
+// Cluster object.
+func (c *ClientCache) forLocal(cluster *clusterv1alpha1.Cluster, cfg *rest.Config) (*Clients, error) {
+	key := connectionKey{uid: cluster.UID, endpoint: cfg.Host}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cached, ok := c.members[cluster.Name]; ok && cached.key == key {
+		return cached, nil
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS <= 0 {
+		cfg.QPS, cfg.Burst = c.opts.QPS, c.opts.Burst
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = c.opts.UserAgent
+	}
+	built, err := c.fromConfig(cluster.Name, cfg, key)
+	if err != nil {
+		return nil, fmt.Errorf("clients of cluster %s: %w", cluster.Name, err)
+	}
+	if old, ok := c.members[cluster.Name]; ok {
+		old.HTTPClient.CloseIdleConnections()
+	}
+	c.members[cluster.Name] = built
+	return built, nil
+}
+
 func (c *ClientCache) build(cluster *clusterv1alpha1.Cluster, secret *corev1.Secret, key connectionKey) (*Clients, error) {
 	cfg, err := restConfig(cluster, secret, c.opts)
 	if err != nil {
 		return nil, err
 	}
+	return c.fromConfig(cluster.Name, cfg, key)
+}
+
+func (c *ClientCache) fromConfig(clusterName string, cfg *rest.Config, key connectionKey) (*Clients, error) {
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building HTTP client: %w", err)
@@ -205,7 +256,7 @@ func (c *ClientCache) build(cluster *clusterv1alpha1.Cluster, secret *corev1.Sec
 		return nil, fmt.Errorf("building controller-runtime client: %w", err)
 	}
 	return &Clients{
-		ClusterName: cluster.Name,
+		ClusterName: clusterName,
 		Config:      cfg,
 		HTTPClient:  httpClient,
 		Kube:        kube,
@@ -214,4 +265,14 @@ func (c *ClientCache) build(cluster *clusterv1alpha1.Cluster, secret *corev1.Sec
 		Client:      crClient,
 		key:         key,
 	}, nil
+}
+
+// SyncModeOf is the cluster's spec.syncMode, Push when unset: the
+// controllers that execute Works and collect status serve one mode each,
+// the controller-manager's Push and an agent's Pull.
+func SyncModeOf(cluster *clusterv1alpha1.Cluster) clusterv1alpha1.ClusterSyncMode {
+	if cluster.Spec.SyncMode == "" {
+		return clusterv1alpha1.Push
+	}
+	return cluster.Spec.SyncMode
 }

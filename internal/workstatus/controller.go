@@ -1,4 +1,5 @@
-// Package workstatus is the work-status controller (push mode): it watches,
+// Package workstatus is the work-status controller (of the controller-manager
+// for Push members, of the agent for its Pull member): it watches,
 // in each member, the objects that Works put there, reflects their status
 // and health (resource interpreter ReflectStatus and InterpretHealth) into
 // Work.status.manifestStatuses, and hands the Work back to the execution
@@ -61,6 +62,9 @@ const (
 // Reconciler reflects member status into Works. Set the exported fields,
 // then call SetupWithManager.
 type Reconciler struct {
+	// SyncMode is the mode of the clusters whose Works it reflects, as the
+	// execution controller's beside it. Default: Push.
+	SyncMode clusterv1alpha1.ClusterSyncMode
 	// Client reads Works and Clusters through the manager's cache and writes
 	// Work status.
 	Client      client.Client
@@ -95,6 +99,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	if r.SyncMode == "" {
+		r.SyncMode = clusterv1alpha1.Push
 	}
 	r.events = &queueSource{}
 	r.watcher = newWatcher(execution.NewManagedObjects(r.Informers), r.events)
@@ -136,9 +143,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, fmt.Errorf("getting Cluster %s: %w", clusterName, err)
 	}
-	if cluster.Spec.SyncMode == clusterv1alpha1.Pull || !cluster.DeletionTimestamp.IsZero() || !work.DeletionTimestamp.IsZero() {
-		// The agent reports Pull members; objects of a Work or member that
-		// is going need no status.
+	if membercluster.SyncModeOf(cluster) != r.SyncMode || !cluster.DeletionTimestamp.IsZero() || !work.DeletionTimestamp.IsZero() {
+		// The other mode's controller reports this member; objects of a
+		// Work or member that is going need no status.
 		r.watcher.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}

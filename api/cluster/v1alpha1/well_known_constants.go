@@ -34,6 +34,9 @@ const (
 	// ClusterReasonNotReachable: the member could not be reached at all
 	// (Ready=False, message "cluster is not reachable").
 	ClusterReasonNotReachable = "ClusterNotReachable"
+	// ClusterReasonStatusUnknown: the agent of a Pull member stopped
+	// renewing its lease, so nobody knows how the member is (Ready=Unknown).
+	ClusterReasonStatusUnknown = "ClusterStatusUnknown"
 
 	// APIEnablementsReasonComplete: discovery returned every group-version.
 	APIEnablementsReasonComplete = "Complete"
@@ -74,6 +77,9 @@ const (
 	ExecutionSpacePrefix = "karmada-es-"
 	// NamespaceClusterSecrets holds the credentials Secrets of pushed clusters.
 	NamespaceClusterSecrets = "karmada-cluster"
+	// NamespaceClusterLeases holds, in the control plane, the Lease named
+	// after each Pull cluster that its agent renews (the same namespace).
+	NamespaceClusterLeases = "karmada-cluster"
 	// NamespaceSystem holds the control plane's own components.
 	NamespaceSystem = "karmada-system"
 

@@ -116,6 +116,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.clusterHealth.Timeout, "cluster-health-probe-timeout", cluster.DefaultHealthTimeout, "Timeout of one health probe.")
 	fs.IntVar(&o.clusterHealth.FailureThreshold, "cluster-health-failure-threshold", cluster.DefaultFailureThreshold, "Failed probes in a row before a Ready member is marked not ready.")
 	fs.IntVar(&o.clusterHealth.SuccessThreshold, "cluster-health-success-threshold", cluster.DefaultSuccessThreshold, "Successful probes in a row before a not-ready member is marked Ready.")
+	fs.DurationVar(&o.clusterHealth.LeaseGracePeriod, "cluster-monitor-grace-period", cluster.DefaultLeaseGracePeriod,
+		"How long the agent of a Pull member may leave its lease unrenewed before the member's Ready turns Unknown; must exceed the agents' --cluster-lease-duration times --cluster-lease-renew-interval-fraction.")
 	fs.Float64Var(&o.clusterAPIQPS, "cluster-api-qps", membercluster.DefaultQPS, "Requests per second to each member's API server.")
 	fs.IntVar(&o.clusterAPIBurst, "cluster-api-burst", membercluster.DefaultBurst, "Burst of requests to each member's API server.")
 	fs.IntVar(&o.concurrentClusterSyncs, "concurrent-cluster-syncs", 5, "Clusters probed, and their status collected, at once.")
@@ -163,6 +165,7 @@ func (o *Options) validate() ([]*regexp.Regexp, error) {
 		"cluster-health-probe-timeout":       o.clusterHealth.Timeout.Seconds(),
 		"cluster-health-failure-threshold":   float64(o.clusterHealth.FailureThreshold),
 		"cluster-health-success-threshold":   float64(o.clusterHealth.SuccessThreshold),
+		"cluster-monitor-grace-period":       o.clusterHealth.LeaseGracePeriod.Seconds(),
 		"cluster-api-qps":                    o.clusterAPIQPS,
 		"cluster-api-burst":                  float64(o.clusterAPIBurst),
 		"concurrent-cluster-syncs":           float64(o.concurrentClusterSyncs),

@@ -1,8 +1,9 @@
 // Package cluster is the cluster controller: for every Cluster it keeps the
 // execution namespace where the member's Works live, the finalizer that
-// cleans up after the member leaves, the Ready condition from probing the
-// member's health endpoint (Push mode), and the not-ready / unreachable
-// scheduling taints that follow the Ready condition.
+// cleans up after the member leaves, the Ready condition (Push: from probing
+// the member's health endpoint; Pull: the agent's own report while its
+// Lease karmada-cluster/<name> is renewed, Unknown once it is not), and the
+// not-ready / unreachable scheduling taints that follow the Ready condition.
 package cluster
 
 import (
@@ -72,6 +73,7 @@ type Reconciler struct {
 	MaxConcurrentReconciles int
 
 	tracker *healthTracker
+	leases  *leaseTracker
 }
 
 // +kubebuilder:rbac:groups=cluster.karmada.io,resources=clusters,verbs=get;list;watch;update;patch
@@ -81,6 +83,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 
 // SetupWithManager registers the controller: it watches Clusters, and the
 // execution namespaces so that one deleted by hand is recreated at once.
@@ -90,6 +93,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.Health = r.Health.withDefaults()
 	r.tracker = newHealthTracker()
+	r.leases = newLeaseTracker()
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = 5
 	}
@@ -218,8 +222,9 @@ func (r *Reconciler) ensureExecutionSpace(ctx context.Context, cluster *clusterv
 // condition if the decision changed it. It returns when to come back.
 func (r *Reconciler) reconcileReady(ctx context.Context, cluster *clusterv1alpha1.Cluster) (time.Duration, error) {
 	if cluster.Spec.SyncMode == clusterv1alpha1.Pull {
-		// The agent in the member reports Ready itself.
-		return 0, nil
+		// The agent in the member reports Ready itself; its lease says
+		// whether it still does.
+		return r.reconcileLeaseReady(ctx, cluster)
 	}
 	now := time.Now()
 	if due, wait := r.tracker.due(cluster.Name, cluster.UID, now, r.Health.Period); !due {
@@ -400,6 +405,7 @@ func (r *Reconciler) removeExecutionSpace(ctx context.Context, cluster *clusterv
 // forgetMember drops what is kept in memory for a member that went away.
 func (r *Reconciler) forgetMember(name string) {
 	r.tracker.forget(name)
+	r.leases.forget(name)
 	r.Members.Forget(name)
 	if r.Informers != nil {
 		r.Informers.Stop(name)

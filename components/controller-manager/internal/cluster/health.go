@@ -28,6 +28,10 @@ type HealthOptions struct {
 	// SuccessThreshold is how many probes in a row must succeed before a
 	// member that was not ready is marked Ready again. Default: 1.
 	SuccessThreshold int
+	// LeaseGracePeriod is how long the agent of a Pull member may leave its
+	// lease unrenewed before the member is Ready=Unknown. Default:
+	// DefaultLeaseGracePeriod.
+	LeaseGracePeriod time.Duration
 }
 
 // Defaults of HealthOptions.
@@ -50,6 +54,9 @@ func (o HealthOptions) withDefaults() HealthOptions {
 	}
 	if o.SuccessThreshold <= 0 {
 		o.SuccessThreshold = DefaultSuccessThreshold
+	}
+	if o.LeaseGracePeriod <= 0 {
+		o.LeaseGracePeriod = DefaultLeaseGracePeriod
 	}
 	return o
 }

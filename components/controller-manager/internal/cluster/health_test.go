@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -227,4 +228,59 @@ func restClient(t *testing.T, host string) rest.Interface {
 		t.Fatal(err)
 	}
 	return cs.Discovery().RESTClient()
+}
+
+func TestDecideLeaseReady(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	grace := 40 * time.Second
+	ready := &metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: clusterv1alpha1.ClusterReasonReady}
+	unknown := &metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionUnknown, Reason: clusterv1alpha1.ClusterReasonStatusUnknown}
+	tests := []struct {
+		name        string
+		stored      *metav1.Condition
+		seen        time.Time
+		wantUnknown bool
+	}{
+		{"renewed just now: the agent's report stands", ready, now, false},
+		{"renewed within grace", ready, now.Add(-grace), false},
+		{"not renewed for longer than grace", ready, now.Add(-grace - time.Second), true},
+		{"never reported, within grace of first sight", nil, now.Add(-time.Second), false},
+		{"never reported, grace over", nil, now.Add(-time.Minute), true},
+		{"already Unknown for the lease: no write", unknown, now.Add(-time.Hour), false},
+	}
+	for _, tt := range tests {
+		got := decideLeaseReady(tt.stored, tt.seen, now, grace)
+		if (got != nil) != tt.wantUnknown {
+			t.Errorf("%s: decided %+v, want Unknown: %v", tt.name, got, tt.wantUnknown)
+			continue
+		}
+		if got != nil && (got.Status != metav1.ConditionUnknown || got.Reason != clusterv1alpha1.ClusterReasonStatusUnknown) {
+			t.Errorf("%s: decided %+v, want Unknown/%s", tt.name, got, clusterv1alpha1.ClusterReasonStatusUnknown)
+		}
+	}
+}
+
+func TestLeaseTracker(t *testing.T) {
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	renew1, renew2 := start.Add(-time.Hour), start.Add(time.Minute)
+	tr := newLeaseTracker()
+	steps := []struct {
+		name      string
+		uid       types.UID
+		renewTime time.Time
+		now       time.Time
+		wantSeen  time.Time
+	}{
+		{"first sight starts the clock", "a", renew1, start, start},
+		{"same renewal later: clock keeps running", "a", renew1, start.Add(time.Minute), start},
+		{"a new renewal resets it", "a", renew2, start.Add(2 * time.Minute), start.Add(2 * time.Minute)},
+		{"recreated Cluster starts over", "b", renew2, start.Add(3 * time.Minute), start.Add(3 * time.Minute)},
+		{"no lease at all: clock from first sight", "b", time.Time{}, start.Add(4 * time.Minute), start.Add(4 * time.Minute)},
+		{"still none", "b", time.Time{}, start.Add(5 * time.Minute), start.Add(4 * time.Minute)},
+	}
+	for _, s := range steps {
+		if got := tr.observe("m", s.uid, s.renewTime, s.now); !got.Equal(s.wantSeen) {
+			t.Errorf("%s: seen %v, want %v", s.name, got, s.wantSeen)
+		}
+	}
 }
