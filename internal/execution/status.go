@@ -14,8 +14,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/manifeststatus"
 	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
+	"github.com/flotilla-io/flotilla/internal/manifeststatus"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
 

@@ -17,9 +17,9 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 
-	"github.com/flotilla-io/flotilla/internal/controllertest"
 	schedapp "github.com/flotilla-io/flotilla/components/scheduler/app"
 	webhookapp "github.com/flotilla-io/flotilla/components/webhook/app"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
 )
 
 // TestDefaultProbePortsAreKarmadasAndDistinct: each component's health

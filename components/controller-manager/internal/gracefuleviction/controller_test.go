@@ -12,8 +12,8 @@ import (
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/internal/controllertest"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/gracefuleviction"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
 	flotillaevents "github.com/flotilla-io/flotilla/internal/events"
 )
 

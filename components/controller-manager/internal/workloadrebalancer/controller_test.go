@@ -16,8 +16,8 @@ import (
 
 	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/internal/controllertest"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workloadrebalancer"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
 
