@@ -25,6 +25,8 @@ type Cluster struct {
 	Config *rest.Config
 	// Client is a controller-runtime client built from Config.
 	Client client.Client
+	// Pull: the member is registered in Pull mode by its agent.
+	Pull bool
 
 	dir        string // <WorkDir>/<Name>: certificates, keys, kubeconfigs
 	ca         *certAuthority

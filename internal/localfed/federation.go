@@ -54,6 +54,8 @@ type Federation struct {
 
 	// webhook is the control plane's admission webhook (webhook.go).
 	webhook *webhookServer
+	// agents run the Pull members' agents (agent.go), by member.
+	agents map[string]*agent
 
 	closeOnce sync.Once
 	closeErr  error
@@ -105,6 +107,7 @@ func Start(ctx context.Context, opts Options) (*Federation, error) {
 		ports:          newPortAllocator(),
 		sup:            newSupervisor(filepath.Join(workDir, "logs")),
 		stopped:        map[string]bool{},
+		agents:         map[string]*agent{},
 	}
 	logger := log.FromContext(ctx).WithValues("workDir", workDir)
 	ctx = log.IntoContext(ctx, logger)
@@ -131,11 +134,12 @@ func (f *Federation) start(ctx context.Context) error {
 			return err
 		}
 	}
-	for i := 1; i <= f.opts.Members; i++ {
+	for i := 1; i <= f.opts.Members+f.opts.PullMembers; i++ {
 		m, err := newCluster(f.WorkDir, MemberName(i))
 		if err != nil {
 			return err
 		}
+		m.Pull = i > f.opts.Members
 		f.Members = append(f.Members, m)
 	}
 	if err := f.startEtcd(ctx); err != nil {
@@ -158,9 +162,15 @@ func (f *Federation) start(ctx context.Context) error {
 
 	if f.ControlPlane != nil {
 		for _, m := range f.Members {
+			if m.Pull {
+				continue
+			}
 			if err := registerMember(ctx, f.ControlPlane, m); err != nil {
 				return err
 			}
+		}
+		if err := f.startAgents(ctx); err != nil {
+			return err
 		}
 	}
 	return writeKubeconfig(f.KubeconfigPath, f.clusters())
@@ -314,9 +324,11 @@ func (f *Federation) StartMember(ctx context.Context, name string) error {
 // died before Close. Calling it again returns the first result.
 func (f *Federation) Close() error {
 	f.closeOnce.Do(func() {
-		// The webhook goes first, while the API server it reads still runs.
+		// Agents and the webhook go first, while the API servers they
+		// talk to still run.
+		agentsErr := f.stopAgents()
 		webhookErr := f.webhook.stop()
-		f.closeErr = errors.Join(webhookErr, f.sup.stopAll(f.opts.StopGracePeriod))
+		f.closeErr = errors.Join(agentsErr, webhookErr, f.sup.stopAll(f.opts.StopGracePeriod))
 		f.releaseHostClaim()
 	})
 	return f.closeErr

@@ -18,6 +18,17 @@ type Options struct {
 	// Members is the number of member clusters, named member1 … memberN.
 	Members int
 
+	// PullMembers is the number of members registered in Pull mode, named
+	// after the others (member<Members+1> …): each has its agent
+	// (components/agent) running in this process, which registers the
+	// member, keeps its lease and applies its Works. The control plane never
+	// dials them.
+	PullMembers int
+
+	// AgentArgs are extra flags of every Pull member's agent, e.g.
+	// --cluster-lease-duration=4s.
+	AgentArgs []string
+
 	// Nodes describes the fake nodes of every member.
 	Nodes NodeOptions
 
@@ -89,6 +100,12 @@ type NodeOptions struct {
 func (o Options) withDefaults() (Options, error) {
 	if o.Members < 0 {
 		return o, fmt.Errorf("members must not be negative, got %d", o.Members)
+	}
+	if o.PullMembers < 0 {
+		return o, fmt.Errorf("pull members must not be negative, got %d", o.PullMembers)
+	}
+	if o.PullMembers > 0 && o.NoControlPlane {
+		return o, fmt.Errorf("pull members need a control plane for their agents; NoControlPlane is set")
 	}
 	if o.Nodes.Count < 0 {
 		return o, fmt.Errorf("node count must not be negative, got %d", o.Nodes.Count)

@@ -1,0 +1,417 @@
+// Package app is the agent as a library: its flags and Run, used by
+// cmd/main.go and by whatever runs agents in-process (the local federation
+// of flotillactl local up and the e2e suites).
+//
+// The agent runs inside a Pull member. It registers the member as a Cluster
+// in Pull mode, renews the member's Lease in the control plane, reports the
+// member's status and Ready condition, and applies the Works of
+// karmada-es-<cluster> to the member with the controller-manager's own
+// execution and work-status controllers, reflecting status back into them.
+// Its flags are karmada-agent's.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/agent/internal/lease"
+	"github.com/flotilla-io/flotilla/components/agent/internal/registration"
+	"github.com/flotilla-io/flotilla/internal/clusterstatus"
+	"github.com/flotilla-io/flotilla/internal/eventrecorder"
+	"github.com/flotilla-io/flotilla/internal/execution"
+	"github.com/flotilla-io/flotilla/internal/features"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/names"
+	"github.com/flotilla-io/flotilla/internal/servedkinds"
+	"github.com/flotilla-io/flotilla/internal/workcache"
+	"github.com/flotilla-io/flotilla/internal/workstatus"
+)
+
+// Default listeners. The agent runs in a member, beside whatever else runs
+// there, so its probe port is its own (karmada-agent's).
+const (
+	DefaultMetricsAddr = ":8080"
+	DefaultProbeAddr   = ":10357"
+)
+
+// Controllers the agent runs, by karmada-agent's names for --controllers.
+const (
+	ControllerClusterStatus = "clusterStatus"
+	ControllerExecution     = "execution"
+	ControllerWorkStatus    = "workStatus"
+)
+
+// allControllers are on by default ("*").
+var allControllers = []string{ControllerClusterStatus, ControllerExecution, ControllerWorkStatus}
+
+// Options are the agent's settings, set through BindFlags.
+type Options struct {
+	karmadaKubeconfig string
+	karmadaContext    string
+
+	clusterName        string
+	clusterNamespace   string
+	clusterAPIEndpoint string
+	clusterProvider    string
+	clusterRegion      string
+	clusterZones       string
+
+	clusterStatusPeriod   time.Duration
+	clusterLeaseDuration  time.Duration
+	clusterLeaseFraction  float64
+	controllers           string
+	gates                 *features.Gates
+	metricsAddr           string
+	probeAddr             string
+	kubeAPIQPS            float64
+	kubeAPIBurst          int
+	clusterAPIQPS         float64
+	clusterAPIBurst       int
+	concurrentWorkSyncs   int
+	concurrentStatusSyncs int
+
+	// Restartable lets Run be called again in the same process, and several
+	// agents run in one process beside a controller-manager, as the local
+	// federation does: controller-runtime otherwise refuses a controller
+	// name it has already seen.
+	Restartable bool
+}
+
+// BindFlags registers the flags on fs with their defaults; names and
+// defaults are karmada-agent's. The member is reached with --kubeconfig
+// (controller-runtime's flag) or the in-cluster configuration.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.karmadaKubeconfig, "karmada-kubeconfig", "", "Path to the control plane's kubeconfig.")
+	fs.StringVar(&o.karmadaContext, "karmada-context", "", "Context of --karmada-kubeconfig to use; default: its current context.")
+	fs.StringVar(&o.clusterName, "cluster-name", "", "Name of the member cluster the agent serves (its Cluster object in the control plane).")
+	fs.StringVar(&o.clusterNamespace, "cluster-namespace", clusterv1alpha1.NamespaceClusterSecrets, "Namespace in the control plane of the member's Secrets and Lease.")
+	fs.StringVar(&o.clusterAPIEndpoint, "cluster-api-endpoint", "", "API endpoint of the member, recorded in its Cluster; default: the host of the member's kubeconfig.")
+	fs.StringVar(&o.clusterProvider, "cluster-provider", "", "Provider of the member, recorded in its Cluster for spread constraints.")
+	fs.StringVar(&o.clusterRegion, "cluster-region", "", "Region of the member, recorded in its Cluster for spread constraints.")
+	fs.StringVar(&o.clusterZones, "cluster-zones", "", "Comma-separated zones of the member, recorded in its Cluster for spread constraints.")
+	fs.DurationVar(&o.clusterStatusPeriod, "cluster-status-update-frequency", clusterstatus.DefaultPeriod, "How often the member's status is collected and posted.")
+	fs.DurationVar(&o.clusterLeaseDuration, "cluster-lease-duration", lease.DefaultDuration, "Expiration period of the member's lease.")
+	fs.Float64Var(&o.clusterLeaseFraction, "cluster-lease-renew-interval-fraction", lease.DefaultRenewIntervalFraction, "Fraction of --cluster-lease-duration between two renewals.")
+	fs.StringVar(&o.controllers, "controllers", "*", fmt.Sprintf(
+		"Comma-separated controllers to run: '*' all, 'foo' foo, '-foo' not foo. All: %s.", strings.Join(allControllers, ", ")))
+	o.gates = features.New()
+	o.gates.BindFlag(fs)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", DefaultMetricsAddr, `Address the metrics endpoint binds to; "0" disables it.`)
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", DefaultProbeAddr, `Address the health and readiness probes bind to; "0" disables them.`)
+	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 40, "Requests per second to the control plane's API server.")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 60, "Burst of requests to the control plane's API server.")
+	fs.Float64Var(&o.clusterAPIQPS, "cluster-api-qps", membercluster.DefaultQPS, "Requests per second to the member's API server.")
+	fs.IntVar(&o.clusterAPIBurst, "cluster-api-burst", membercluster.DefaultBurst, "Burst of requests to the member's API server.")
+	fs.IntVar(&o.concurrentWorkSyncs, "concurrent-work-syncs", 5, "Works applied to the member at once.")
+	fs.IntVar(&o.concurrentStatusSyncs, "concurrent-work-status-syncs", 5, "Works whose member status is reflected at once.")
+}
+
+// ParseOptions returns the options that args give, every other flag at its
+// default.
+func ParseOptions(args ...string) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return Options{}, fmt.Errorf("agent options: %w", err)
+	}
+	return o, nil
+}
+
+// ClusterName is --cluster-name.
+func (o *Options) ClusterName() string { return o.clusterName }
+
+// validate checks the flags and returns the controllers to run.
+func (o *Options) validate() ([]string, error) {
+	var errs []error
+	if o.clusterName == "" {
+		errs = append(errs, errors.New("--cluster-name is required"))
+	} else if msgs := validation.IsDNS1123Label(o.clusterName); len(msgs) > 0 {
+		// The execution namespace karmada-es-<name> must be a valid name.
+		errs = append(errs, fmt.Errorf("--cluster-name %q: %s", o.clusterName, strings.Join(msgs, "; ")))
+	}
+	if o.clusterNamespace != clusterv1alpha1.NamespaceClusterLeases {
+		errs = append(errs, fmt.Errorf("--cluster-namespace must be %s, the namespace the cluster controller reads leases from; got %q",
+			clusterv1alpha1.NamespaceClusterLeases, o.clusterNamespace))
+	}
+	positive := map[string]float64{
+		"cluster-status-update-frequency": o.clusterStatusPeriod.Seconds(),
+		"cluster-lease-duration":          o.clusterLeaseDuration.Seconds(),
+		"kube-api-qps":                    o.kubeAPIQPS,
+		"kube-api-burst":                  float64(o.kubeAPIBurst),
+		"cluster-api-qps":                 o.clusterAPIQPS,
+		"cluster-api-burst":               float64(o.clusterAPIBurst),
+		"concurrent-work-syncs":           float64(o.concurrentWorkSyncs),
+		"concurrent-work-status-syncs":    float64(o.concurrentStatusSyncs),
+	}
+	for _, name := range slices.Sorted(maps.Keys(positive)) {
+		if positive[name] <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be positive", name))
+		}
+	}
+	if o.clusterLeaseFraction <= 0 || o.clusterLeaseFraction >= 1 {
+		errs = append(errs, fmt.Errorf("--cluster-lease-renew-interval-fraction must be between 0 and 1, got %v", o.clusterLeaseFraction))
+	}
+	enabled, err := EnabledControllers(o.controllers)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return enabled, errors.Join(errs...)
+}
+
+// EnabledControllers reads --controllers: "*" is every controller, "foo"
+// adds foo, "-foo" removes it; an unknown name is an error.
+func EnabledControllers(spec string) ([]string, error) {
+	on := map[string]bool{}
+	for item := range strings.SplitSeq(spec, ",") {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "":
+			continue
+		case item == "*":
+			for _, c := range allControllers {
+				if _, set := on[c]; !set {
+					on[c] = true
+				}
+			}
+			continue
+		}
+		name, disable := strings.CutPrefix(item, "-")
+		if !slices.Contains(allControllers, name) {
+			return nil, fmt.Errorf("--controllers: unknown controller %q; known: %s", name, strings.Join(allControllers, ", "))
+		}
+		on[name] = !disable
+	}
+	var out []string
+	for _, c := range allControllers {
+		if on[c] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// ControlPlaneConfig loads --karmada-kubeconfig (and --karmada-context).
+func (o *Options) ControlPlaneConfig() (*rest.Config, error) {
+	if o.karmadaKubeconfig == "" {
+		return nil, errors.New("--karmada-kubeconfig is required")
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.karmadaKubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: o.karmadaContext},
+	).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--karmada-kubeconfig %s: %w", o.karmadaKubeconfig, err)
+	}
+	return cfg, nil
+}
+
+// RequiredKinds are the control plane's kinds the agent needs served.
+func RequiredKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{
+		clusterv1alpha1.GroupVersion.WithKind("Cluster"),
+		workv1alpha1.GroupVersion.WithKind("Work"),
+		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization"),
+		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration"),
+	}
+}
+
+// Run runs the agent of the member reached with member against the control
+// plane of --karmada-kubeconfig until ctx is done.
+func Run(ctx context.Context, member *rest.Config, opts Options, logger logr.Logger) error {
+	controlPlane, err := opts.ControlPlaneConfig()
+	if err != nil {
+		return err
+	}
+	return RunWithConfigs(ctx, controlPlane, member, opts, logger)
+}
+
+// RunWithConfigs runs the agent with the control plane and member
+// connections given, until ctx is done.
+func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts Options, logger logr.Logger) error {
+	enabled, err := opts.validate()
+	if err != nil {
+		return err
+	}
+	name := opts.clusterName
+	logger = logger.WithValues("cluster", name)
+	ctx = ctrl.LoggerInto(ctx, logger)
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
+		workv1alpha1.AddToScheme, configv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return fmt.Errorf("building scheme: %w", err)
+		}
+	}
+	controlPlane = rest.CopyConfig(controlPlane)
+	controlPlane.QPS, controlPlane.Burst = float32(opts.kubeAPIQPS), opts.kubeAPIBurst
+	member = rest.CopyConfig(member)
+	member.QPS, member.Burst = float32(opts.clusterAPIQPS), opts.clusterAPIBurst
+	if member.UserAgent == "" {
+		member.UserAgent = "flotilla-agent"
+	}
+
+	if err := servedkinds.Wait(ctx, controlPlane, servedkinds.Options{Kinds: RequiredKinds(), ProbeAddr: opts.probeAddr}, logger.WithName("setup")); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	direct, err := client.New(controlPlane, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating the control plane's client: %w", err)
+	}
+	memberClient, err := client.New(member, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating the member's client: %w", err)
+	}
+	spec, err := opts.registrationSpec(ctx, memberClient, member)
+	if err != nil {
+		return err
+	}
+	if _, err := registration.Ensure(ctx, direct, spec); err != nil {
+		return err
+	}
+
+	cacheOpts := workcache.Options()
+	// The agent sees its own Cluster and the Works of its execution
+	// namespace, no more: that is also all its RBAC allows.
+	cacheOpts.ByObject[&workv1alpha1.Work{}] = withNamespace(cacheOpts.ByObject[&workv1alpha1.Work{}], names.ExecutionSpace(name))
+	cacheOpts.ByObject[&clusterv1alpha1.Cluster{}] = cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", name)}
+	mgr, err := ctrl.NewManager(controlPlane, ctrl.Options{
+		Scheme:                 scheme,
+		Logger:                 logger,
+		Cache:                  cacheOpts,
+		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress: opts.probeAddr,
+		Controller:             config.Controller{SkipNameValidation: ptr.To(opts.Restartable)},
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	members := membercluster.NewClientCache(mgr.GetClient(), nil, membercluster.Options{
+		QPS: float32(opts.clusterAPIQPS), Burst: opts.clusterAPIBurst, UserAgent: "flotilla-agent",
+	})
+	members.SetLocal(name, member)
+	informers := membercluster.NewInformerManager(members, logger.WithName("member-informers"))
+	interp, err := interpreter.New(ctx, interpreter.Options{Informers: mgr.GetCache()})
+	if err != nil {
+		return fmt.Errorf("building the resource interpreter: %w", err)
+	}
+	recorders, err := eventrecorder.New(controlPlane, scheme, eventrecorder.Options{})
+	if err != nil {
+		return err
+	}
+	renewer := &lease.Renewer{
+		Client:        direct,
+		ClusterName:   name,
+		Duration:      opts.clusterLeaseDuration,
+		RenewInterval: time.Duration(float64(opts.clusterLeaseDuration) * opts.clusterLeaseFraction),
+	}
+	for _, r := range []manager.Runnable{informers, recorders, renewer} {
+		if err := mgr.Add(r); err != nil {
+			return fmt.Errorf("adding %T: %w", r, err)
+		}
+	}
+
+	reapply := make(chan event.GenericEvent, 256)
+	setups := map[string]func(ctrl.Manager) error{
+		ControllerClusterStatus: (&clusterstatus.Reconciler{
+			SyncMode:  clusterv1alpha1.Pull,
+			Client:    mgr.GetClient(),
+			Members:   members,
+			Informers: informers,
+			Period:    opts.clusterStatusPeriod,
+		}).SetupWithManager,
+		ControllerExecution: (&execution.Reconciler{
+			SyncMode:                clusterv1alpha1.Pull,
+			Client:                  mgr.GetClient(),
+			Recorder:                recorders.NewRecorder(execution.ControllerName),
+			Members:                 members,
+			Informers:               informers,
+			Interpreter:             interp,
+			Reapply:                 reapply,
+			MaxConcurrentReconciles: opts.concurrentWorkSyncs,
+		}).SetupWithManager,
+		ControllerWorkStatus: (&workstatus.Reconciler{
+			SyncMode:                clusterv1alpha1.Pull,
+			Client:                  mgr.GetClient(),
+			Recorder:                recorders.NewRecorder(workstatus.ControllerName),
+			Members:                 members,
+			Informers:               informers,
+			Interpreter:             interp,
+			Reapply:                 reapply,
+			MaxConcurrentReconciles: opts.concurrentStatusSyncs,
+		}).SetupWithManager,
+	}
+	for _, c := range enabled {
+		if err := setups[c](mgr); err != nil {
+			return fmt.Errorf("setting up %s: %w", c, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding readiness check: %w", err)
+	}
+	logger.WithName("setup").Info("Starting agent", "controllers", enabled)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}
+
+// withNamespace limits a cache entry to one namespace, keeping its
+// transform.
+func withNamespace(by cache.ByObject, ns string) cache.ByObject {
+	by.Namespaces = map[string]cache.Config{ns: {}}
+	return by
+}
+
+// registrationSpec is what the agent registers of its member.
+func (o *Options) registrationSpec(ctx context.Context, memberClient client.Reader, member *rest.Config) (registration.Spec, error) {
+	id, err := registration.ClusterID(ctx, memberClient)
+	if err != nil {
+		return registration.Spec{}, err
+	}
+	endpoint := o.clusterAPIEndpoint
+	if endpoint == "" {
+		endpoint = member.Host
+	}
+	var zones []string
+	for z := range strings.SplitSeq(o.clusterZones, ",") {
+		if z = strings.TrimSpace(z); z != "" {
+			zones = append(zones, z)
+		}
+	}
+	return registration.Spec{Name: o.clusterName, ID: id, APIEndpoint: endpoint, Provider: o.clusterProvider, Region: o.clusterRegion, Zones: zones}, nil
+}

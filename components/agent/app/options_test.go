@@ -1,0 +1,66 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEnabledControllers(t *testing.T) {
+	tests := []struct {
+		spec    string
+		want    []string
+		wantErr string
+	}{
+		{"*", []string{ControllerClusterStatus, ControllerExecution, ControllerWorkStatus}, ""},
+		{"*,-workStatus", []string{ControllerClusterStatus, ControllerExecution}, ""},
+		{"-workStatus,*", []string{ControllerClusterStatus, ControllerExecution}, ""},
+		{"execution", []string{ControllerExecution}, ""},
+		{"", nil, ""},
+		{"*,serviceExport", nil, `unknown controller "serviceExport"`},
+	}
+	for _, tt := range tests {
+		got, err := EnabledControllers(tt.spec)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: error %v, want %q", tt.spec, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.spec, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tt.spec, diff)
+		}
+	}
+}
+
+func TestValidateNamesTheFlag(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--cluster-name=m1"}, ""},
+		{nil, "--cluster-name is required"},
+		{[]string{"--cluster-name=Not_A_Label"}, `--cluster-name "Not_A_Label"`},
+		{[]string{"--cluster-name=m1", "--cluster-lease-renew-interval-fraction=1.5"}, "--cluster-lease-renew-interval-fraction"},
+		{[]string{"--cluster-name=m1", "--cluster-lease-duration=0s"}, "--cluster-lease-duration must be positive"},
+		{[]string{"--cluster-name=m1", "--cluster-namespace=elsewhere"}, "--cluster-namespace must be karmada-cluster"},
+	}
+	for _, tt := range tests {
+		o, err := ParseOptions(tt.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = o.validate()
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", tt.args, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%v: error %v, want one saying %q", tt.args, err, tt.wantErr)
+		}
+	}
+}
