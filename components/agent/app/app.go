@@ -301,11 +301,7 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 		return err
 	}
 
-	cacheOpts := workcache.Options()
-	// The agent sees its own Cluster and the Works of its execution
-	// namespace, no more: that is also all its RBAC allows.
-	cacheOpts.ByObject[&workv1alpha1.Work{}] = withNamespace(cacheOpts.ByObject[&workv1alpha1.Work{}], names.ExecutionSpace(name))
-	cacheOpts.ByObject[&clusterv1alpha1.Cluster{}] = cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", name)}
+	cacheOpts := agentCache(name)
 	mgr, err := ctrl.NewManager(controlPlane, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 logger,
@@ -390,11 +386,22 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 	return nil
 }
 
-// withNamespace limits a cache entry to one namespace, keeping its
-// transform.
-func withNamespace(by cache.ByObject, ns string) cache.ByObject {
-	by.Namespaces = map[string]cache.Config{ns: {}}
-	return by
+// agentCache is the controller-manager's cache (Works deflated, no managed
+// fields) cut to what the agent of cluster sees: its own Cluster and the
+// Works of its execution namespace, which is also all its RBAC allows. The
+// entries are keyed by pointer, so the Work entry is found by its type.
+func agentCache(cluster string) cache.Options {
+	opts := workcache.Options()
+	byObject := map[client.Object]cache.ByObject{}
+	for obj, by := range opts.ByObject {
+		if _, ok := obj.(*workv1alpha1.Work); ok {
+			by.Namespaces = map[string]cache.Config{names.ExecutionSpace(cluster): {}}
+		}
+		byObject[obj] = by
+	}
+	byObject[&clusterv1alpha1.Cluster{}] = cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", cluster)}
+	opts.ByObject = byObject
+	return opts
 }
 
 // registrationSpec is what the agent registers of its member.

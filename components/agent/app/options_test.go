@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
 
 func TestEnabledControllers(t *testing.T) {
@@ -62,5 +65,27 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("%v: error %v, want one saying %q", tt.args, err, tt.wantErr)
 		}
+	}
+}
+
+func TestAgentCacheSeesItsOwnObjectsOnly(t *testing.T) {
+	opts := agentCache("m1")
+	works, clusters := 0, 0
+	for obj, by := range opts.ByObject {
+		switch obj.(type) {
+		case *workv1alpha1.Work:
+			works++
+			if _, ok := by.Namespaces["karmada-es-m1"]; !ok || len(by.Namespaces) != 1 || by.Transform == nil {
+				t.Errorf("Works cached in %v (transform set: %v), want karmada-es-m1 only, deflated", by.Namespaces, by.Transform != nil)
+			}
+		case *clusterv1alpha1.Cluster:
+			clusters++
+			if by.Field == nil || by.Field.String() != "metadata.name=m1" {
+				t.Errorf("Clusters cached with %v, want metadata.name=m1", by.Field)
+			}
+		}
+	}
+	if works != 1 || clusters != 1 {
+		t.Errorf("%d Work and %d Cluster entries, want one each", works, clusters)
 	}
 }
