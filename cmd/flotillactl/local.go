@@ -35,17 +35,18 @@ func newLocalCommand() *cobra.Command {
 }
 
 type localUpOptions struct {
-	members    int
-	kubeconfig string
-	stateDir   string
-	binDir     string
-	nodes      int
-	nodeCPU    string
-	nodeMemory string
-	nodePods   string
-	verbosity  int
-	samples    []string
-	estimators bool
+	members     int
+	pullMembers int
+	kubeconfig  string
+	stateDir    string
+	binDir      string
+	nodes       int
+	nodeCPU     string
+	nodeMemory  string
+	nodePods    string
+	verbosity   int
+	samples     []string
+	estimators  bool
 }
 
 func newLocalUpCommand() *cobra.Command {
@@ -55,7 +56,8 @@ func newLocalUpCommand() *cobra.Command {
 		Short: "Start a local federation and keep it running until interrupted",
 		Long: `Starts, on 127.0.0.1, a control-plane API server (context karmada-apiserver)
 with Flotilla's CRDs and member clusters member1 … memberN, each registered as a
-Push-mode Cluster, with Flotilla's admission webhook in the control plane's path
+Push-mode Cluster (and, with --pull-members, further members registered in Pull
+mode by their agents), with Flotilla's admission webhook in the control plane's path
 (logs/karmada-apiserver/webhook.log), runs Flotilla's controller-manager and
 scheduler against it, writes a kubeconfig with a context per cluster and runs
 in the foreground until Ctrl-C, SIGTERM or ` + "`flotillactl local down`" + `, then stops everything.`,
@@ -66,6 +68,7 @@ in the foreground until Ctrl-C, SIGTERM or ` + "`flotillactl local down`" + `, t
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.members, "members", 3, "number of member clusters")
+	f.IntVar(&o.pullMembers, "pull-members", 0, "number of further member clusters in Pull mode, each with its agent running in this process (logs/<member>/agent.log)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "where to write the kubeconfig (default <state-dir>/kubeconfig)")
 	f.StringVar(&o.stateDir, "state-dir", "", "directory of the state file, logs and data (default $HOME/.flotilla/local)")
 	f.StringVar(&o.binDir, "bin-dir", "", "directory of kube-apiserver, etcd, kwok, ... (default $KUBEBUILDER_ASSETS, else bin/k8s/"+localfed.KubeVersion+" of the repository)")
@@ -125,7 +128,7 @@ func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
 	// in-process webhook's certificate watcher); unset, it prints a stack
 	// trace at the user instead.
 	log.SetLogger(logger)
-	printf(out, "Starting a local federation with %d member(s); logs in %s\n", opts.Members, filepath.Join(opts.WorkDir, "logs"))
+	printf(out, "Starting a local federation with %d member(s) and %d Pull member(s); logs in %s\n", opts.Members, opts.PullMembers, filepath.Join(opts.WorkDir, "logs"))
 	fed, err := localfed.Start(ctx, opts)
 	if err != nil {
 		return err
@@ -278,7 +281,10 @@ func estimatorComponents(ctx context.Context, fed *localfed.Federation) ([]estim
 }
 
 func (o *localUpOptions) federationOptions() (localfed.Options, error) {
-	opts := localfed.Options{Members: o.members, BinDir: o.binDir}
+	if o.pullMembers < 0 {
+		return localfed.Options{}, fmt.Errorf("--pull-members must not be negative, got %d", o.pullMembers)
+	}
+	opts := localfed.Options{Members: o.members, PullMembers: o.pullMembers, BinDir: o.binDir}
 	opts.Nodes.Count = o.nodes
 	for flag, q := range map[string]struct {
 		value string
