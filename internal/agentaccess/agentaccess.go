@@ -41,6 +41,15 @@ const (
 	SignerName = certificatesv1.KubeAPIServerClientSignerName
 	// SharedRoleName is the ClusterRole bound to Group.
 	SharedRoleName = "system:karmada:agents"
+	// BootstrapGroup is the group of the bootstrap tokens that register
+	// members (auth-extra-groups of the token Secret), Karmada's.
+	BootstrapGroup = "system:bootstrappers:karmada:default-cluster-token"
+	// BootstrapRoleName is the ClusterRole bound to BootstrapGroup.
+	BootstrapRoleName = "system:karmada:agent-bootstrap"
+	// ClusterInfoName is the ConfigMap in kube-public whose kubeconfig
+	// tells a registering member where the control plane is and which CA
+	// it has; the member pins that CA by its hash.
+	ClusterInfoName = "cluster-info"
 )
 
 // User is the user name of the agent of cluster.
@@ -138,8 +147,51 @@ func SharedRole() *rbacv1.ClusterRole {
 			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "update", "patch"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "update", "patch"}},
 			{APIGroups: []string{certificatesv1.GroupName}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get", "list", "watch"}},
+			// What the CSR approver checks before approving an agent's
+			// renewal of its own certificate.
+			{APIGroups: []string{certificatesv1.GroupName}, Resources: []string{"certificatesigningrequests/selfclusteragent"}, Verbs: []string{"create"}},
 		},
 	}
+}
+
+// BootstrapObjects let bootstrap tokens of BootstrapGroup read cluster-info
+// and ask for agent certificates (certificatesigningrequests/clusteragent,
+// which the CSR approver checks), nothing more.
+func BootstrapObjects() []client.Object {
+	group := []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: BootstrapGroup}}
+	return []client.Object{
+		&rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: BootstrapRoleName},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{certificatesv1.GroupName}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get", "list", "watch"}},
+				{APIGroups: []string{certificatesv1.GroupName}, Resources: []string{"certificatesigningrequests/clusteragent"}, Verbs: []string{"create"}},
+			},
+		},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: BootstrapRoleName},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: BootstrapRoleName},
+			Subjects:   group,
+		},
+		&rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespacePublic, Name: BootstrapRoleName},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{ClusterInfoName}, Verbs: []string{"get"}}},
+		},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespacePublic, Name: BootstrapRoleName},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: BootstrapRoleName},
+			Subjects:   group,
+		},
+	}
+}
+
+// EnsureBootstrap creates or brings in line BootstrapObjects.
+func EnsureBootstrap(ctx context.Context, c client.Client) error {
+	for _, obj := range BootstrapObjects() {
+		if err := upsert(ctx, c, obj); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Grant creates, or brings back in line, the RBAC of cluster's agent, with

@@ -101,6 +101,9 @@ func (f *Federation) apiServerArgs(c *Cluster) []string {
 		"--service-account-signing-key-file=" + c.path(fileSAKey),
 		"--service-cluster-ip-range=" + c.ServiceCIDR(),
 		"--authorization-mode=RBAC",
+		// Bootstrap tokens (kube-system/bootstrap-token-<id>) authenticate
+		// members registering in Pull mode.
+		"--enable-bootstrap-token-auth=true",
 		"--allow-privileged=true",
 		// The endpoint reconciler would publish 127.0.0.1 as the kubernetes
 		// Service's endpoint, which EndpointSlice validation rejects as loopback.

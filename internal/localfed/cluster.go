@@ -1,6 +1,7 @@
 package localfed
 
 import (
+	"crypto/ecdsa"
 	"fmt"
 	"net"
 	"os"
@@ -46,6 +47,7 @@ type Cluster struct {
 // Files of a cluster's directory.
 const (
 	fileCA            = "ca.crt"
+	fileCAKey         = "ca.key"
 	fileServingCert   = "serving.crt"
 	fileServingKey    = "serving.key"
 	fileSAKey         = "service-account.key"
@@ -97,12 +99,19 @@ func newCluster(workDir, name string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	caKey, err := encodePrivateKey(ca.key.(*ecdsa.PrivateKey))
+	if err != nil {
+		return nil, err
+	}
 	saKey, saPub, err := serviceAccountKey()
 	if err != nil {
 		return nil, err
 	}
 	files := map[string][]byte{
 		fileCA:          ca.certPEM,
+		// kube-controller-manager signs approved client CSRs with the CA
+		// (the agents' certificates).
+		fileCAKey: caKey,
 		fileServingCert: serving.certPEM,
 		fileServingKey:  serving.keyPEM,
 		fileSAKey:       saKey,

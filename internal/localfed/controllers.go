@@ -18,8 +18,11 @@ import (
 // controlPlaneControllers are the kube-controller-manager controllers a
 // Karmada control plane runs: namespace deletion and owner-reference garbage
 // collection, which templates, bindings and Works rely on, and the
-// ServiceAccounts and tokens the federation's own components use.
-const controlPlaneControllers = "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller"
+// ServiceAccounts and tokens the federation's own components use, and the
+// signing of approved client CSRs (Pull members' agents) and the removal of
+// expired bootstrap tokens.
+const controlPlaneControllers = "namespace-controller,garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller," +
+	"certificatesigningrequest-signing-controller,token-cleaner-controller"
 
 // startControllerManager starts kube-controller-manager with the given
 // controllers ("*" for Kubernetes' defaults).
@@ -40,6 +43,8 @@ func (f *Federation) startControllerManager(ctx context.Context, c *Cluster, con
 			"--use-service-account-credentials=true",
 			"--service-account-private-key-file=" + c.path(fileSAKey),
 			"--root-ca-file=" + c.path(fileCA),
+			"--cluster-signing-cert-file=" + c.path(fileCA),
+			"--cluster-signing-key-file=" + c.path(fileCAKey),
 			// Deployments of many replicas in benchmarks should not wait on
 			// client-side throttling at the default 20 QPS.
 			"--kube-api-qps=100",

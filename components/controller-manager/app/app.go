@@ -16,10 +16,12 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -36,6 +38,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/bindingstatus"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cluster"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/clustertaintpolicy"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/csrapproval"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/dependencies"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/detector"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/eviction"
@@ -356,6 +359,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	templates := binding.TemplateReader{Cache: det, API: mgr.GetAPIReader()}
 	// Work status hands drifted or deleted member objects back to execution.
 	reapply := make(chan event.GenericEvent, 1024)
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating clientset: %w", err)
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating uncached client: %w", err)
+	}
 
 	controllers := slices.Concat([]controllerSetup{
 		{cluster.ControllerName, (&cluster.Reconciler{
@@ -420,6 +431,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 			SkippedNamespaces:       skipped,
 			MaxConcurrentReconciles: opts.concurrentNamespaceSyncs,
 		}).SetupWithManager},
+		{csrapproval.ControllerName, (&csrapproval.Reconciler{Client: mgr.GetClient(), Kube: kube, Direct: direct}).SetupWithManager},
 		{workloadrebalancer.ControllerName, (&workloadrebalancer.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager},
 	}, failoverControllers(mgr, opts, recorders, interp))
 	for _, c := range controllers {
