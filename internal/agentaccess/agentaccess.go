@@ -174,7 +174,7 @@ func BootstrapObjects() []client.Object {
 		},
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespacePublic, Name: BootstrapRoleName},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{ClusterInfoName}, Verbs: []string{"get"}}},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{ClusterInfoName}, Verbs: []string{"get"}}},
 		},
 		&rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespacePublic, Name: BootstrapRoleName},

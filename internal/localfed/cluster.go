@@ -108,10 +108,10 @@ func newCluster(workDir, name string) (*Cluster, error) {
 		return nil, err
 	}
 	files := map[string][]byte{
-		fileCA:          ca.certPEM,
+		fileCA: ca.certPEM,
 		// kube-controller-manager signs approved client CSRs with the CA
 		// (the agents' certificates).
-		fileCAKey: caKey,
+		fileCAKey:       caKey,
 		fileServingCert: serving.certPEM,
 		fileServingKey:  serving.keyPEM,
 		fileSAKey:       saKey,
