@@ -42,5 +42,6 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newInterpretCommand())
 	root.AddCommand(newCordonCommand(true), newCordonCommand(false), newTaintCommand())
 	root.AddCommand(newJoinCommand(), newUnjoinCommand())
+	root.AddCommand(newTokenCommand(), newRegisterCommand(), newUnregisterCommand())
 	return root
 }

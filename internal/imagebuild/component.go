@@ -28,6 +28,7 @@ func Components() []release.Component {
 		release.Descheduler,
 		release.SchedulerEstimator,
 		release.Webhook,
+		release.Agent,
 		release.Flotillactl,
 	}
 }
@@ -37,7 +38,7 @@ func MainPackage(c release.Component) (string, error) {
 	switch c {
 	case release.Operator:
 		return Module + "/operator/cmd", nil
-	case release.ControllerManager, release.Scheduler, release.Descheduler, release.SchedulerEstimator, release.Webhook:
+	case release.ControllerManager, release.Scheduler, release.Descheduler, release.SchedulerEstimator, release.Webhook, release.Agent:
 		return Module + "/components/" + string(c) + "/cmd", nil
 	case release.Flotillactl:
 		return Module + "/cmd/flotillactl", nil
@@ -60,6 +61,8 @@ func description(c release.Component) string {
 		return "Flotilla scheduler estimator: runs beside a member cluster and answers how many replicas fit there, over Karmada's estimator gRPC API."
 	case release.Webhook:
 		return "Flotilla admission webhook: defaulting and validation of the Karmada API's objects."
+	case release.Agent:
+		return "Flotilla agent: runs in a Pull member cluster, registers it, and applies its Works from the control plane."
 	case release.Flotillactl:
 		return "flotillactl: Flotilla's command line."
 	}

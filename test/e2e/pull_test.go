@@ -3,10 +3,14 @@ package e2e
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,8 +23,11 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	agentapp "github.com/flotilla-io/flotilla/components/agent/app"
 	cmapp "github.com/flotilla-io/flotilla/components/controller-manager/app"
 	schedapp "github.com/flotilla-io/flotilla/components/scheduler/app"
+	"github.com/flotilla-io/flotilla/internal/agentaccess"
+	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 	"github.com/flotilla-io/flotilla/internal/localfed/localfedtest"
 )
@@ -32,10 +39,10 @@ import (
 // unreachable through its lease, and starting it again makes it Ready.
 func TestMixedFederation(t *testing.T) {
 	f := localfedtest.Start(t, localfed.Options{
-		Members: 1, PullMembers: 1, Nodes: localfed.NodeOptions{Count: 1}, StartTimeout: 5 * time.Minute,
+		Members: 2, PullMembers: 1, Nodes: localfed.NodeOptions{Count: 1}, StartTimeout: 5 * time.Minute,
 		AgentArgs: []string{"--cluster-lease-duration=2s", "--cluster-status-update-frequency=1s"},
 	})
-	push, pull := f.Members[0].Name, f.Members[1].Name
+	push, pull := f.Members[0].Name, f.Members[2].Name
 	c := mixedClient(t, f)
 	runComponents(t, f, "--cluster-monitor-grace-period=4s", "--cluster-health-probe-period=1s", "--cluster-status-update-frequency=1s")
 	for _, m := range []string{push, pull} {
@@ -79,6 +86,112 @@ func TestMixedFederation(t *testing.T) {
 	}
 	clusterHealthIs(t, c, pull, metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, nil)
 	clusterHealthIs(t, c, push, metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, nil)
+
+	t.Run("registration by token", func(t *testing.T) { registerByToken(t, f, c, push) })
+}
+
+// registerByToken takes the federation's second Push member out and brings
+// it back in Pull mode the way an operator would: a bootstrap token from
+// the control plane, register with the CA pinned by its hash (the
+// controller-manager approves the agent's CSR and grants its rights), the
+// agent run from the kubeconfig register installed; then unregister, which
+// takes the member's workloads with it (the scheduler moves them to the Push
+// member, off the Cluster being deleted).
+func registerByToken(t *testing.T, f *localfed.Federation, c client.Client, push string) {
+	ctx := t.Context()
+	m := f.Members[1]
+	if err := c.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: m.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	pollFor(t, "Push Cluster "+m.Name+" gone", func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKey{Name: m.Name}, &clusterv1alpha1.Cluster{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+
+	token, err := bootstrap.CreateToken(ctx, c, time.Hour, "e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bootstrap.EnsureClusterInfo(ctx, c, f.ControlPlane.Endpoint, f.ControlPlane.CAData); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := bootstrap.CAHash(f.ControlPlane.CAData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := bootstrap.RegisterOptions{Endpoint: f.ControlPlane.Endpoint, Token: token, ClusterName: m.Name, Member: m.Client, AgentImage: "agent:e2e"}
+	opts.CAHashes = []string{"sha256:" + strings.Repeat("0", 64)}
+	if _, err := bootstrap.Register(ctx, opts); err == nil || !strings.Contains(err.Error(), "refusing to trust") {
+		t.Fatalf("register with the wrong CA pin: %v, want a refusal", err)
+	}
+	opts.CAHashes = []string{hash}
+	if _, err := bootstrap.Register(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+
+	// The member's kube-controller-manager would run the Deployment's pod;
+	// there is no container runtime here, so the agent runs in this process
+	// from the kubeconfig register put into the member.
+	var secret corev1.Secret
+	if err := m.Client.Get(ctx, client.ObjectKey{Namespace: bootstrap.AgentNamespace, Name: bootstrap.AgentKubeconfigSecret}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	agentCfg, err := bootstrap.ConfigFromKubeconfig(secret.Data[bootstrap.AgentKubeconfigKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentOpts, err := agentapp.ParseOptions("--cluster-name="+m.Name, "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--cluster-lease-duration=2s", "--cluster-status-update-frequency=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentOpts.Restartable = true
+	agentCtx, stopAgent := context.WithCancel(context.Background())
+	agentDone := make(chan error, 1)
+	go func() {
+		agentDone <- agentapp.RunWithConfigs(agentCtx, agentCfg, m.Config, agentOpts, log.FromContext(ctx).WithName("registered-agent"))
+	}()
+	t.Cleanup(func() {
+		stopAgent()
+		if err := <-agentDone; err != nil {
+			t.Errorf("registered agent: %v", err)
+		}
+	})
+	clusterHealthIs(t, c, m.Name, metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, nil)
+
+	d := deployment("default", "registered", 1, "nginx")
+	if err := c.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	pp := propagationPolicy("default", "registered", []string{push, m.Name}, policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name})
+	if err := c.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	pollFor(t, "Deployment available in the registered member", func(ctx context.Context) (bool, error) {
+		var got appsv1.Deployment
+		if err := m.Client.Get(ctx, client.ObjectKeyFromObject(d), &got); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return got.Status.AvailableReplicas == 1, nil
+	})
+
+	if err := bootstrap.Unregister(ctx, c, m.Client, m.Name, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	pollFor(t, "Deployment removed from the unregistered member", func(ctx context.Context) (bool, error) {
+		err := m.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	for _, obj := range []client.Object{
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: agentaccess.User(m.Name)}},
+	} {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s after unregister: %v, want it gone", obj, obj.GetName(), err)
+		}
+	}
+	if err := m.Client.Get(ctx, client.ObjectKey{Namespace: bootstrap.AgentNamespace, Name: bootstrap.AgentName}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("agent Deployment in the member after unregister: %v, want it gone", err)
+	}
 }
 
 // mixedClient is a client of f's control plane that knows Flotilla's types.
