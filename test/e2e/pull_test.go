@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -119,7 +120,10 @@ func registerByToken(t *testing.T, f *localfed.Federation, c client.Client, push
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := bootstrap.RegisterOptions{Endpoint: f.ControlPlane.Endpoint, Token: token, ClusterName: m.Name, Member: m.Client, AgentImage: "agent:e2e"}
+	// The shortest validity the API server grants, so that the agent
+	// rotates it again and again while it works.
+	opts := bootstrap.RegisterOptions{Endpoint: f.ControlPlane.Endpoint, Token: token, ClusterName: m.Name, Member: m.Client, AgentImage: "agent:e2e",
+		CertExpiration: 10 * time.Minute}
 	opts.CAHashes = []string{"sha256:" + strings.Repeat("0", 64)}
 	if _, err := bootstrap.Register(ctx, opts); err == nil || !strings.Contains(err.Error(), "refusing to trust") {
 		t.Fatalf("register with the wrong CA pin: %v, want a refusal", err)
@@ -140,8 +144,10 @@ func registerByToken(t *testing.T, f *localfed.Federation, c client.Client, push
 	if err != nil {
 		t.Fatal(err)
 	}
+	registeredCert := agentCertificate(t, secret.Data[bootstrap.AgentKubeconfigKey])
 	agentOpts, err := agentapp.ParseOptions("--cluster-name="+m.Name, "--metrics-bind-address=0", "--health-probe-bind-address=0",
-		"--cluster-lease-duration=2s", "--cluster-status-update-frequency=1s")
+		"--cluster-lease-duration=2s", "--cluster-status-update-frequency=1s",
+		"--controllers=*,certRotation", "--cert-rotation-checking-interval=2s", "--cert-rotation-remaining-time-threshold=0.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +179,33 @@ func registerByToken(t *testing.T, f *localfed.Federation, c client.Client, push
 			return false, client.IgnoreNotFound(err)
 		}
 		return got.Status.AvailableReplicas == 1, nil
+	})
+
+	// Two rotations, each written back to the member's Secret, and the
+	// agent still applies what changes afterwards.
+	seen := map[string]bool{registeredCert: true}
+	pollFor(t, "the agent's certificate rotated twice", func(ctx context.Context) (bool, error) {
+		var s corev1.Secret
+		if err := m.Client.Get(ctx, client.ObjectKeyFromObject(&secret), &s); err != nil {
+			return false, err
+		}
+		seen[agentCertificate(t, s.Data[bootstrap.AgentKubeconfigKey])] = true
+		return len(seen) >= 3, nil
+	})
+	var tpl appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKeyFromObject(d), &tpl); err != nil {
+		t.Fatal(err)
+	}
+	tpl.Spec.Replicas = ptr.To[int32](2)
+	if err := c.Update(ctx, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	pollFor(t, "scaled Deployment available in the registered member after rotation", func(ctx context.Context) (bool, error) {
+		var got appsv1.Deployment
+		if err := m.Client.Get(ctx, client.ObjectKeyFromObject(d), &got); err != nil {
+			return false, err
+		}
+		return got.Status.AvailableReplicas == 2, nil
 	})
 
 	if err := bootstrap.Unregister(ctx, c, m.Client, m.Name, 2*time.Minute); err != nil {
@@ -266,4 +299,17 @@ func pollFor(t *testing.T, what string, cond func(ctx context.Context) (bool, er
 	if err != nil {
 		t.Fatalf("waiting for %s: %v (last error: %v)", what, err, last)
 	}
+}
+
+// agentCertificate is the client certificate (PEM) of an agent kubeconfig.
+func agentCertificate(t *testing.T, kubeconfig []byte) string {
+	t.Helper()
+	cfg, err := bootstrap.ConfigFromKubeconfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.CertData) == 0 {
+		t.Fatal("agent kubeconfig without a client certificate")
+	}
+	return string(cfg.CertData)
 }

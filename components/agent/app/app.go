@@ -41,6 +41,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/agent/internal/certrotation"
 	"github.com/flotilla-io/flotilla/components/agent/internal/lease"
 	"github.com/flotilla-io/flotilla/components/agent/internal/registration"
 	"github.com/flotilla-io/flotilla/internal/clusterstatus"
@@ -67,10 +68,15 @@ const (
 	ControllerClusterStatus = "clusterStatus"
 	ControllerExecution     = "execution"
 	ControllerWorkStatus    = "workStatus"
+	ControllerCertRotation  = "certRotation"
 )
 
-// allControllers are on by default ("*").
-var allControllers = []string{ControllerClusterStatus, ControllerExecution, ControllerWorkStatus}
+// allControllers are the controllers --controllers may name; "*" turns on
+// all but offByDefault, as karmada-agent does.
+var (
+	allControllers = []string{ControllerClusterStatus, ControllerExecution, ControllerWorkStatus, ControllerCertRotation}
+	offByDefault   = []string{ControllerCertRotation}
+)
 
 // Options are the agent's settings, set through BindFlags.
 type Options struct {
@@ -97,6 +103,8 @@ type Options struct {
 	clusterAPIBurst       int
 	concurrentWorkSyncs   int
 	concurrentStatusSyncs int
+	certRotationInterval  time.Duration
+	certRotationThreshold float64
 
 	// Restartable lets Run be called again in the same process, and several
 	// agents run in one process beside a controller-manager, as the local
@@ -121,7 +129,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.clusterLeaseDuration, "cluster-lease-duration", lease.DefaultDuration, "Expiration period of the member's lease.")
 	fs.Float64Var(&o.clusterLeaseFraction, "cluster-lease-renew-interval-fraction", lease.DefaultRenewIntervalFraction, "Fraction of --cluster-lease-duration between two renewals.")
 	fs.StringVar(&o.controllers, "controllers", "*", fmt.Sprintf(
-		"Comma-separated controllers to run: '*' all, 'foo' foo, '-foo' not foo. All: %s.", strings.Join(allControllers, ", ")))
+		"Comma-separated controllers to run: '*' those on by default, 'foo' foo, '-foo' not foo. All: %s; off by default: %s.",
+		strings.Join(allControllers, ", "), strings.Join(offByDefault, ", ")))
+	fs.DurationVar(&o.certRotationInterval, "cert-rotation-checking-interval", certrotation.DefaultCheckingInterval,
+		"How often the certRotation controller checks the agent's client certificate.")
+	fs.Float64Var(&o.certRotationThreshold, "cert-rotation-remaining-time-threshold", certrotation.DefaultThreshold,
+		"Fraction of its lifetime left below which the agent's client certificate is renewed.")
 	o.gates = features.New()
 	o.gates.BindFlag(fs)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", DefaultMetricsAddr, `Address the metrics endpoint binds to; "0" disables it.`)
@@ -177,6 +190,12 @@ func (o *Options) validate() ([]string, error) {
 			errs = append(errs, fmt.Errorf("--%s must be positive", name))
 		}
 	}
+	if o.certRotationInterval <= 0 {
+		errs = append(errs, errors.New("--cert-rotation-checking-interval must be positive"))
+	}
+	if o.certRotationThreshold <= 0 || o.certRotationThreshold >= 1 {
+		errs = append(errs, fmt.Errorf("--cert-rotation-remaining-time-threshold must be between 0 and 1, got %v", o.certRotationThreshold))
+	}
 	if o.clusterLeaseFraction <= 0 || o.clusterLeaseFraction >= 1 {
 		errs = append(errs, fmt.Errorf("--cluster-lease-renew-interval-fraction must be between 0 and 1, got %v", o.clusterLeaseFraction))
 	}
@@ -198,7 +217,7 @@ func EnabledControllers(spec string) ([]string, error) {
 			continue
 		case item == "*":
 			for _, c := range allControllers {
-				if _, set := on[c]; !set {
+				if _, set := on[c]; !set && !slices.Contains(offByDefault, c) {
 					on[c] = true
 				}
 			}
@@ -273,6 +292,12 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 	}
 	controlPlane = rest.CopyConfig(controlPlane)
 	controlPlane.QPS, controlPlane.Burst = float32(opts.kubeAPIQPS), opts.kubeAPIBurst
+	// Every client of the control plane presents the certificate the
+	// credentials hold, so that a rotated one reaches them all.
+	creds, controlPlane, err := certrotation.NewCredentials(controlPlane)
+	if err != nil {
+		return err
+	}
 	member = rest.CopyConfig(member)
 	member.QPS, member.Burst = float32(opts.clusterAPIQPS), opts.clusterAPIBurst
 	if member.UserAgent == "" {
@@ -367,6 +392,16 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 			Reapply:                 reapply,
 			MaxConcurrentReconciles: opts.concurrentStatusSyncs,
 		}).SetupWithManager,
+	}
+	setups[ControllerCertRotation] = func(mgr ctrl.Manager) error {
+		if creds == nil {
+			logger.Info("The control plane's kubeconfig has no client certificate; nothing to rotate")
+			return nil
+		}
+		return mgr.Add(&certrotation.Rotator{
+			ClusterName: name, Credentials: creds, ControlPlane: controlPlane, Member: memberClient,
+			Interval: opts.certRotationInterval, Threshold: opts.certRotationThreshold,
+		})
 	}
 	for _, c := range enabled {
 		if err := setups[c](mgr); err != nil {

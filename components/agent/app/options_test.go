@@ -21,6 +21,7 @@ func TestEnabledControllers(t *testing.T) {
 		{"-workStatus,*", []string{ControllerClusterStatus, ControllerExecution}, ""},
 		{"execution", []string{ControllerExecution}, ""},
 		{"", nil, ""},
+		{"*,certRotation", []string{ControllerClusterStatus, ControllerExecution, ControllerWorkStatus, ControllerCertRotation}, ""},
 		{"*,serviceExport", nil, `unknown controller "serviceExport"`},
 	}
 	for _, tt := range tests {
