@@ -79,6 +79,10 @@ bench: k8s-binaries ## Run the benchmarks: Go micro-benchmarks, then propagation
 bench-propagation: k8s-binaries ## Propagation benchmark: $(BENCH_SIZES) Deployments duplicated and divided over 3 members, one run each.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkPropagation -benchtime 1x -timeout 180m -v $(GOTEST_FLAGS) ./test/bench -args -bench.sizes=$(BENCH_SIZES)
 
+.PHONY: bench-propagation-pull
+bench-propagation-pull: k8s-binaries ## Propagation benchmark, the same cases, with all 3 members in Pull mode (agents in the benchmark's process).
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkPropagation -benchtime 1x -timeout 180m -v $(GOTEST_FLAGS) ./test/bench -args -bench.sizes=$(BENCH_SIZES) -bench.pull-members=3
+
 # Templates the failover benchmark moves off a member.
 BENCH_FAILOVER ?= 1000
 

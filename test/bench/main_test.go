@@ -37,6 +37,9 @@ var (
 	cmMemory  = flag.String("bench.cm-memory-limit", "", `Run the controller-manager in a memory cgroup of its own with this limit, e.g. "300Mi", as a container with a memory limit; needs root. Going over the limit kills it and fails the run.`)
 	sizes     = flag.String("bench.sizes", "1000,5000", "Template counts of BenchmarkPropagation's cases, comma-separated.")
 	keep      = flag.Bool("bench.keep", false, "Keep the work directory (logs, kubeconfig) even when everything passes.")
+	pull      = flag.Int("bench.pull-members", 0, "How many of the 3 members are in Pull mode, each with its agent running in the benchmark's process.")
+	agentArgs = flag.String("bench.agent-args", "--concurrent-work-syncs=20 --concurrent-work-status-syncs=20 --kube-api-qps=400 --kube-api-burst=800",
+		"Extra flags of the Pull members' agents, space-separated; by default the controller-manager's concurrency and control-plane rate, so that Pull and Push figures compare the modes and not karmada-agent's lower defaults.")
 )
 
 // env is what every scenario runs on: the federation, clients of its
@@ -118,8 +121,16 @@ func setUp(ctx context.Context, workDir string) (*env, func() error, error) {
 	if err := buildComponents(ctx, binDir); err != nil {
 		return nil, stop, err
 	}
+	if *pull < 0 || *pull > 3 {
+		return nil, stop, fmt.Errorf("-bench.pull-members must be between 0 and 3, got %d", *pull)
+	}
+	if *pull > 0 {
+		fmt.Fprintf(os.Stderr, "%d of 3 members in Pull mode, agents with %q\n", *pull, *agentArgs)
+	}
 	fed, err := localfed.Start(ctx, localfed.Options{
-		Members:              3,
+		Members:              3 - *pull,
+		PullMembers:          *pull,
+		AgentArgs:            strings.Fields(*agentArgs),
 		APIServerOnlyMembers: true,
 		Profiling:            profiling(),
 		WorkDir:              filepath.Join(workDir, "federation"),
