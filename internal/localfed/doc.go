@@ -3,7 +3,11 @@
 // CRDs and a kube-controller-manager, plus member clusters member1 … memberN,
 // each a kube-apiserver, kube-controller-manager, kube-scheduler and kwok with
 // fake nodes whose pods go Running. Every member is registered in the control
-// plane as a Push-mode Cluster. StopMember and StartMember take a member away
+// plane as a Push-mode Cluster, except the Options.PullMembers last ones:
+// each of those has its agent (components/agent) running in this process as
+// system:karmada:agent:<member>, with only that agent's rights, and the agent
+// registers it in Pull mode; StopAgent and StartAgent take the agent away and
+// bring it back. StopMember and StartMember take a member away
 // and bring it back at the same endpoint with its objects, for tests of
 // member failure.
 //

@@ -34,7 +34,8 @@ type Federation struct {
 	ControlPlane *Cluster
 	// Host is the host cluster of Options.Host, else nil.
 	Host *Cluster
-	// Members are member1 … memberN, in order.
+	// Members are member1 … memberN, in order, the Pull members (Cluster.Pull)
+	// last.
 	Members []*Cluster
 	// StartupTime is how long Start took.
 	StartupTime time.Duration

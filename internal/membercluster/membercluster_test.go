@@ -141,6 +141,44 @@ func TestClientErrors(t *testing.T) {
 	}
 }
 
+// TestLocalClients: an agent's own member is reached with the configuration
+// it was given, although its Cluster is Pull and names no Secret; other
+// Pull clusters still are not reached.
+func TestLocalClients(t *testing.T) {
+	s := shared.get(t)
+	ctx := t.Context()
+	s.register(t, "self", func(c *clusterv1alpha1.Cluster) {
+		c.Spec.SyncMode = clusterv1alpha1.Pull
+		c.Spec.APIEndpoint = ""
+		c.Spec.SecretRef = nil
+	})
+	s.register(t, "other-pull", func(c *clusterv1alpha1.Cluster) {
+		c.Spec.SyncMode = clusterv1alpha1.Pull
+		c.Spec.APIEndpoint = ""
+	})
+	clientCache := membercluster.NewClientCache(s.client, nil, membercluster.Options{})
+	clientCache.SetLocal("self", s.cfg)
+
+	clients, err := clientCache.Get(ctx, "self")
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := clients.Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("SelfSubjectReview: %v", err)
+	}
+	if review.Status.UserInfo.Username == "system:serviceaccount:"+secretNamespace+":"+memberSA {
+		t.Errorf("local clients authenticate as the Secret's ServiceAccount, want the configuration's user")
+	}
+	again, err := clientCache.Get(ctx, "self")
+	if err != nil || again != clients {
+		t.Errorf("second Get: %p, %v; want the cached clients %p", again, err, clients)
+	}
+	if _, err := clientCache.Get(ctx, "other-pull"); !errors.Is(err, membercluster.ErrPullMode) {
+		t.Errorf("another Pull cluster: err = %v, want ErrPullMode", err)
+	}
+}
+
 // configMapKey is the informer the tests run through Informer.
 const configMapKey = "test/configmaps"
 
