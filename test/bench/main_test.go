@@ -38,8 +38,8 @@ var (
 	sizes     = flag.String("bench.sizes", "1000,5000", "Template counts of BenchmarkPropagation's cases, comma-separated.")
 	keep      = flag.Bool("bench.keep", false, "Keep the work directory (logs, kubeconfig) even when everything passes.")
 	pull      = flag.Int("bench.pull-members", 0, "How many of the 3 members are in Pull mode, each with its agent running in the benchmark's process.")
-	agentArgs = flag.String("bench.agent-args", "--concurrent-work-syncs=20 --concurrent-work-status-syncs=20 --kube-api-qps=400 --kube-api-burst=800",
-		"Extra flags of the Pull members' agents, space-separated; by default the controller-manager's concurrency and control-plane rate, so that Pull and Push figures compare the modes and not karmada-agent's lower defaults.")
+	agentArgs = flag.String("bench.agent-args", "--concurrent-work-syncs=20 --concurrent-work-status-syncs=20 --kube-api-qps=400 --kube-api-burst=800 --event-qps=17 --event-burst=34",
+		"Extra flags of the Pull members' agents, space-separated; by default the controller-manager's concurrency and control-plane rate, and a third of its event rate each, so that Pull and Push figures compare the modes and not karmada-agent's defaults or three event budgets.")
 )
 
 // env is what every scenario runs on: the federation, clients of its

@@ -105,6 +105,8 @@ type Options struct {
 	concurrentStatusSyncs int
 	certRotationInterval  time.Duration
 	certRotationThreshold float64
+	eventQPS              float64
+	eventBurst            int
 
 	// Restartable lets Run be called again in the same process, and several
 	// agents run in one process beside a controller-manager, as the local
@@ -145,6 +147,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.clusterAPIBurst, "cluster-api-burst", membercluster.DefaultBurst, "Burst of requests to the member's API server.")
 	fs.IntVar(&o.concurrentWorkSyncs, "concurrent-work-syncs", 5, "Works applied to the member at once.")
 	fs.IntVar(&o.concurrentStatusSyncs, "concurrent-work-status-syncs", 5, "Works whose member status is reflected at once.")
+	// The controller-manager's flags: every agent has a budget of its own,
+	// so a federation of many Pull members writes that many times more
+	// events than one controller-manager would for Push members.
+	fs.Float64Var(&o.eventQPS, "event-qps", eventrecorder.DefaultQPS, "Events written per second to the control plane, apart from --kube-api-qps; events beyond what the queue holds are dropped.")
+	fs.IntVar(&o.eventBurst, "event-burst", eventrecorder.DefaultBurst, "Burst of event writes.")
 }
 
 // ParseOptions returns the options that args give, every other flag at its
@@ -184,6 +191,8 @@ func (o *Options) validate() ([]string, error) {
 		"cluster-api-burst":               float64(o.clusterAPIBurst),
 		"concurrent-work-syncs":           float64(o.concurrentWorkSyncs),
 		"concurrent-work-status-syncs":    float64(o.concurrentStatusSyncs),
+		"event-qps":                       o.eventQPS,
+		"event-burst":                     float64(o.eventBurst),
 	}
 	for _, name := range slices.Sorted(maps.Keys(positive)) {
 		if positive[name] <= 0 {
@@ -347,7 +356,7 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 	if err != nil {
 		return fmt.Errorf("building the resource interpreter: %w", err)
 	}
-	recorders, err := eventrecorder.New(controlPlane, scheme, eventrecorder.Options{})
+	recorders, err := eventrecorder.New(controlPlane, scheme, eventrecorder.Options{QPS: float32(opts.eventQPS), Burst: opts.eventBurst})
 	if err != nil {
 		return err
 	}
