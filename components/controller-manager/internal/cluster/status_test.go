@@ -46,6 +46,23 @@ func startWithStatus(t *testing.T) (*localfed.Federation, *controllertest.Env) {
 	return f, e
 }
 
+// TestStatusKeepsBothConditions: the cluster controller's Ready and the
+// cluster-status controller's CompleteAPIEnablements both survive the other
+// controller's writes.
+func TestStatusKeepsBothConditions(t *testing.T) {
+	f, e := startWithStatus(t)
+	name := f.Members[0].Name
+	controllertest.WaitFor(t, "status collected, Ready and CompleteAPIEnablements both True", func(ctx context.Context) (bool, error) {
+		got, err := getCluster(ctx, e.Client, name)
+		if err != nil {
+			return false, err
+		}
+		return got.Status.KubernetesVersion != "" &&
+			meta.IsStatusConditionTrue(got.Status.Conditions, clusterv1alpha1.ClusterConditionReady) &&
+			meta.IsStatusConditionTrue(got.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements), nil
+	})
+}
+
 // TestUnreachableMemberIsNotCollected registers a Cluster nothing answers
 // for: it becomes not ready, and no informer keeps dialling it.
 func TestUnreachableMemberIsNotCollected(t *testing.T) {
