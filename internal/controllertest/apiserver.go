@@ -79,7 +79,7 @@ func repoRoot() (string, error) {
 	if !ok {
 		return "", errors.New("locating the repository root")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", ".."), nil
+	return filepath.Join(filepath.Dir(file), "..", ".."), nil
 }
 
 // Main runs a package's tests against one API server serving scheme's
