@@ -53,7 +53,9 @@ func (f *Federation) newAgent(ctx context.Context, m *Cluster) (*agent, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", logDir, err)
 	}
-	args := append([]string{"--cluster-name=" + m.Name, "--metrics-bind-address=0", "--health-probe-bind-address=0"}, f.opts.AgentArgs...)
+	// One agent per member: nothing to elect.
+	args := append([]string{"--cluster-name=" + m.Name, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false"},
+		f.opts.AgentArgs...)
 	return &agent{
 		member: m,
 		controlPlane: &rest.Config{Host: cp.Endpoint, TLSClientConfig: rest.TLSClientConfig{

@@ -107,6 +107,11 @@ type Options struct {
 	certRotationThreshold float64
 	eventQPS              float64
 	eventBurst            int
+	leaderElect           bool
+	leaderElectNamespace  string
+	leaseDuration         time.Duration
+	renewDeadline         time.Duration
+	retryPeriod           time.Duration
 
 	// Restartable lets Run be called again in the same process, and several
 	// agents run in one process beside a controller-manager, as the local
@@ -139,6 +144,13 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Fraction of its lifetime left below which the agent's client certificate is renewed.")
 	o.gates = features.New()
 	o.gates.BindFlag(fs)
+	// Replicas of the agent elect a leader in the member, where they run
+	// and may write (the control plane gives an agent no Leases there).
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader among the agent's replicas, with a Lease in the member, so that one runs the controllers.")
+	fs.StringVar(&o.leaderElectNamespace, "leader-elect-resource-namespace", clusterv1alpha1.NamespaceSystem, "Namespace, in the member, of the leader election Lease.")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a leader's Lease holds without renewal.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader tries to renew before it gives up leading.")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often candidates try to acquire or renew the Lease.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", DefaultMetricsAddr, `Address the metrics endpoint binds to; "0" disables it.`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", DefaultProbeAddr, `Address the health and readiness probes bind to; "0" disables them.`)
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 40, "Requests per second to the control plane's API server.")
@@ -198,6 +210,10 @@ func (o *Options) validate() ([]string, error) {
 		if positive[name] <= 0 {
 			errs = append(errs, fmt.Errorf("--%s must be positive", name))
 		}
+	}
+	if o.leaderElect && (o.leaseDuration <= o.renewDeadline || o.renewDeadline <= o.retryPeriod || o.retryPeriod <= 0) {
+		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration (%s) must exceed --leader-elect-renew-deadline (%s), which must exceed --leader-elect-retry-period (%s) > 0",
+			o.leaseDuration, o.renewDeadline, o.retryPeriod))
 	}
 	if o.certRotationInterval <= 0 {
 		errs = append(errs, errors.New("--cert-rotation-checking-interval must be positive"))
@@ -343,6 +359,15 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress: opts.probeAddr,
 		Controller:             config.Controller{SkipNameValidation: ptr.To(opts.Restartable)},
+		LeaderElection:         opts.leaderElect,
+		LeaderElectionID:       "karmada-agent-" + name,
+		// In the member: the agent's replicas run there.
+		LeaderElectionConfig:          member,
+		LeaderElectionNamespace:       opts.leaderElectNamespace,
+		LeaseDuration:                 &opts.leaseDuration,
+		RenewDeadline:                 &opts.renewDeadline,
+		RetryPeriod:                   &opts.retryPeriod,
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)

@@ -53,6 +53,8 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--cluster-name=m1", "--cluster-lease-renew-interval-fraction=1.5"}, "--cluster-lease-renew-interval-fraction"},
 		{[]string{"--cluster-name=m1", "--cluster-lease-duration=0s"}, "--cluster-lease-duration must be positive"},
 		{[]string{"--cluster-name=m1", "--cluster-namespace=elsewhere"}, "--cluster-namespace must be karmada-cluster"},
+		{[]string{"--cluster-name=m1", "--leader-elect-renew-deadline=20s"}, "--leader-elect-lease-duration"},
+		{[]string{"--cluster-name=m1", "--leader-elect=false", "--leader-elect-renew-deadline=20s"}, ""},
 	}
 	for _, tt := range tests {
 		o, err := ParseOptions(tt.args...)
