@@ -49,6 +49,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/execution"
 	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/names"
 	"github.com/flotilla-io/flotilla/internal/servedkinds"
@@ -474,8 +475,10 @@ func agentCache(cluster string) cache.Options {
 }
 
 // registrationSpec is what the agent registers of its member.
-func (o *Options) registrationSpec(ctx context.Context, memberClient client.Reader, member *rest.Config) (registration.Spec, error) {
-	id, err := registration.ClusterID(ctx, memberClient)
+func (o *Options) registrationSpec(ctx context.Context, memberClient client.Client, member *rest.Config) (registration.Spec, error) {
+	// Karmada's cluster id: the uid of the member's kube-system, as join
+	// takes it for Push members.
+	id, err := join.MemberID(ctx, memberClient)
 	if err != nil {
 		return registration.Spec{}, err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,15 +28,6 @@ type Spec struct {
 	Provider    string
 	Region      string
 	Zones       []string
-}
-
-// ClusterID reads the uid of the member's kube-system namespace.
-func ClusterID(ctx context.Context, member client.Reader) (string, error) {
-	var ns corev1.Namespace
-	if err := member.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, &ns); err != nil {
-		return "", fmt.Errorf("reading the member's kube-system namespace for its id: %w", err)
-	}
-	return string(ns.UID), nil
 }
 
 // Ensure creates the Cluster of spec in Pull mode, or brings an existing
