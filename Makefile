@@ -57,9 +57,13 @@ vet: ## Run go vet.
 lint: golangci-lint ## Run golangci-lint with .golangci.yml.
 	$(GOLANGCI_LINT) run ./...
 
+# How long envtest waits for an API server to be ready (its default is 20s):
+# packages start theirs side by side, which on 2 cores can take longer.
+ENVTEST_START_TIMEOUT ?= 2m
+
 .PHONY: test
 test: manifests generate fmt vet k8s-binaries ## Run unit, envtest and e2e tests against real API servers.
-	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test $(GOTEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=$(ENVTEST_START_TIMEOUT) go test $(GOTEST_FLAGS) ./...
 
 .PHONY: test-e2e
 test-e2e: k8s-binaries ## Run only the end-to-end suites on a local federation.
