@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -22,6 +21,7 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/agentaccess"
+	"github.com/flotilla-io/flotilla/internal/join"
 )
 
 // The agent's objects in the member, with karmada-agent's names.
@@ -182,20 +182,13 @@ func Unregister(ctx context.Context, controlPlane, member client.Client, cluster
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("reading Cluster %s: %w", cluster, err)
 		}
-	} else {
-		if obj.Spec.SyncMode != clusterv1alpha1.Pull {
-			return fmt.Errorf("cluster %s is in %s mode; unregister removes Pull members only", cluster, obj.Spec.SyncMode)
-		}
-		if err := controlPlane.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting Cluster %s: %w", cluster, err)
-		}
-		err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-			err := controlPlane.Get(ctx, client.ObjectKey{Name: cluster}, &clusterv1alpha1.Cluster{})
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-		})
-		if err != nil {
-			return fmt.Errorf("waiting for Cluster %s to go (its Works are removed from the member first): %w", cluster, err)
-		}
+	} else if obj.Spec.SyncMode != clusterv1alpha1.Pull {
+		return fmt.Errorf("cluster %s is in %s mode; unregister removes Pull members only (unjoin removes Push ones)", cluster, obj.Spec.SyncMode)
+	}
+	// Deleting and awaiting the Cluster is the same as for a Push member;
+	// what the member holds differs, so it is removed here.
+	if err := join.Unjoin(ctx, controlPlane, nil, cluster, "", timeout); err != nil {
+		return err
 	}
 	if err := agentaccess.Revoke(ctx, controlPlane, cluster); err != nil {
 		return err
