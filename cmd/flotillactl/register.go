@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -18,49 +18,39 @@ import (
 	"github.com/flotilla-io/flotilla/internal/release"
 )
 
-// kubeconfigFlags are a kubeconfig path and context.
-type kubeconfigFlags struct {
-	path, context string
-}
-
-func (k kubeconfigFlags) restConfig(what string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if k.path != "" {
-		rules.ExplicitPath = k.path
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig of the %s: %w", what, err)
-	}
-	return cfg, nil
-}
-
-func (k kubeconfigFlags) client(what string) (client.Client, *rest.Config, error) {
-	cfg, err := k.restConfig(what)
-	if err != nil {
-		return nil, nil, err
-	}
+// fullClient is a client of cfg that knows client-go's types and Clusters:
+// registration writes Secrets, ConfigMaps, RBAC and the agent's objects.
+func fullClient(cfg *rest.Config, what string) (client.Client, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
-		return nil, nil, fmt.Errorf("client of the %s: %w", what, err)
+		return nil, fmt.Errorf("client of the %s: %w", what, err)
 	}
-	return c, cfg, nil
+	return c, nil
+}
+
+// connect reaches the cluster kubectl's flags name.
+func connect(flags controlPlaneFlags, what string) (client.Client, *rest.Config, error) {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig of the %s: %w", what, err)
+	}
+	c, err := fullClient(cfg, what)
+	return c, cfg, err
 }
 
 func newTokenCommand() *cobra.Command {
-	var cp kubeconfigFlags
 	cmd := &cobra.Command{
 		Use:   "token",
-		Short: "Manage the bootstrap tokens with which Pull members register",
+		Short: "Manage the bootstrap tokens with which Pull members register (kubectl's flags name the control plane)",
 	}
-	cmd.PersistentFlags().StringVar(&cp.path, "kubeconfig", "", "kubeconfig of the control plane")
-	cmd.PersistentFlags().StringVar(&cp.context, "context", "", "context of --kubeconfig")
+	cp := controlPlaneFlags{genericclioptions.NewConfigFlags(true)}
+	cp.AddFlags(cmd.PersistentFlags())
 
 	var ttl time.Duration
 	var description string
@@ -70,7 +60,7 @@ func newTokenCommand() *cobra.Command {
 		Short: "Create a bootstrap token and publish the control plane's cluster-info for registering members",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, cfg, err := cp.client("control plane")
+			c, cfg, err := connect(cp, "control plane")
 			if err != nil {
 				return err
 			}
@@ -106,7 +96,7 @@ func newTokenCommand() *cobra.Command {
 		Short: "List the registration tokens",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := cp.client("control plane")
+			c, _, err := connect(cp, "control plane")
 			if err != nil {
 				return err
 			}
@@ -122,7 +112,7 @@ func newTokenCommand() *cobra.Command {
 		Short: "Delete registration tokens, by id or whole token",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := cp.client("control plane")
+			c, _, err := connect(cp, "control plane")
 			if err != nil {
 				return err
 			}
@@ -155,19 +145,20 @@ func printTokens(out io.Writer, tokens []bootstrap.Token) error {
 }
 
 func newRegisterCommand() *cobra.Command {
-	var member kubeconfigFlags
 	var o bootstrap.RegisterOptions
 	var token string
 	var certSeconds int
+	var member controlPlaneFlags
 	cmd := &cobra.Command{
 		Use:   "register <control-plane-endpoint>",
 		Short: "Register this member in Pull mode: get its agent a certificate with a bootstrap token and install the agent",
 		Long: `Reads the control plane's cluster-info with the bootstrap token, trusts its CA only if
 it has one of the --discovery-token-ca-cert-hash pins, asks for the agent's client
 certificate (system:karmada:agent:<cluster-name>) with a CSR that the control plane's
-controller-manager approves, and installs into the member (--kubeconfig) the agent's
+controller-manager approves, and installs into the member the agent's
 kubeconfig Secret, ServiceAccount and Deployment (namespace karmada-system). The agent
-then registers the Cluster in Pull mode.`,
+then registers the Cluster in Pull mode. It runs from the member's side, as karmadactl
+register does: kubectl's flags (--kubeconfig, --context, ...) name the member.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := bootstrap.ParseToken(token)
@@ -177,7 +168,7 @@ then registers the Cluster in Pull mode.`,
 			if certSeconds < 0 {
 				return fmt.Errorf("--cert-expiration-seconds must not be negative, got %d", certSeconds)
 			}
-			c, _, err := member.client("member")
+			c, _, err := connect(member, "member")
 			if err != nil {
 				return err
 			}
@@ -190,9 +181,12 @@ then registers the Cluster in Pull mode.`,
 			return err
 		},
 	}
+	// kubectl's flags but its --token: register's is the bootstrap token,
+	// as karmadactl's.
+	member = controlPlaneFlags{genericclioptions.NewConfigFlags(true)}
+	member.BearerToken = nil
+	member.AddFlags(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVar(&member.path, "kubeconfig", "", "kubeconfig of the member")
-	f.StringVar(&member.context, "context", "", "context of --kubeconfig")
 	f.StringVar(&token, "token", "", "bootstrap token (flotillactl token create)")
 	f.StringSliceVar(&o.CAHashes, "discovery-token-ca-cert-hash", nil, "pin of the control plane's CA, sha256:<hex> (repeatable)")
 	f.StringVar(&o.ClusterName, "cluster-name", "", "name of the member in the control plane")
@@ -203,20 +197,26 @@ then registers the Cluster in Pull mode.`,
 }
 
 func newUnregisterCommand() *cobra.Command {
-	var cp, member kubeconfigFlags
+	var member memberFlags
+	var cp controlPlaneFlags
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "unregister <cluster-name>",
-		Short: "Remove a Pull member: its Cluster (its Works leave the member first), its agent's rights and, with --kubeconfig, the agent",
-		Args:  cobra.ExactArgs(1),
+		Use: "unregister <cluster-name>",
+		Short: "Remove a Pull member: its Cluster (its Works leave the member first), its agent's rights and, " +
+			"with --cluster-kubeconfig or --cluster-context, the agent; kubectl's flags name the control plane",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := cp.client("control plane")
+			c, _, err := connect(cp, "control plane")
 			if err != nil {
 				return err
 			}
 			var m client.Client
-			if member.path != "" || member.context != "" {
-				if m, _, err = member.client("member"); err != nil {
+			if member.kubeconfig != "" || member.context != "" {
+				cfg, err := member.config(args[0])
+				if err != nil {
+					return err
+				}
+				if m, err = fullClient(cfg, "member"); err != nil {
 					return err
 				}
 			}
@@ -227,11 +227,8 @@ func newUnregisterCommand() *cobra.Command {
 			return err
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&cp.path, "karmada-kubeconfig", "", "kubeconfig of the control plane")
-	f.StringVar(&cp.context, "karmada-context", "", "context of --karmada-kubeconfig")
-	f.StringVar(&member.path, "kubeconfig", "", "kubeconfig of the member, whose agent is removed too")
-	f.StringVar(&member.context, "context", "", "context of --kubeconfig")
-	f.DurationVar(&timeout, "wait", 2*time.Minute, "how long to wait for the Cluster to go")
+	cp = newControlPlaneFlags(cmd)
+	member.bind(cmd)
+	cmd.Flags().DurationVar(&timeout, "wait", 2*time.Minute, "how long to wait for the Cluster to go")
 	return cmd
 }
