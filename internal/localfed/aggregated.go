@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	aggregatedapp "github.com/flotilla-io/flotilla/components/aggregated-apiserver/app"
@@ -37,10 +37,6 @@ func (f *Federation) startAggregatedAPIServer(ctx context.Context, c *Cluster) (
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(c.dir, componentAggregated)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating the aggregated API server's directory: %w", err)
-	}
 	serving, err := c.ca.issue(certRequest{
 		commonName: aggregatedapp.ServiceName,
 		server:     true,
@@ -49,12 +45,6 @@ func (f *Federation) startAggregatedAPIServer(ctx context.Context, c *Cluster) (
 	})
 	if err != nil {
 		return nil, err
-	}
-	certFile, keyFile := filepath.Join(dir, "serving.crt"), filepath.Join(dir, "serving.key")
-	for path, data := range map[string][]byte{certFile: serving.certPEM, keyFile: serving.keyPEM} {
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", path, err)
-		}
 	}
 	if err := c.writeComponentKubeconfigs(componentAggregated); err != nil {
 		return nil, err
@@ -69,8 +59,6 @@ func (f *Federation) startAggregatedAPIServer(ctx context.Context, c *Cluster) (
 	if err := fs.Parse([]string{
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
-		"--tls-cert-file=" + certFile,
-		"--tls-private-key-file=" + keyFile,
 		"--etcd-servers=" + f.etcdURL,
 		"--etcd-prefix=" + c.etcdPrefix,
 		"--kubeconfig=" + kubeconfig,
@@ -78,6 +66,14 @@ func (f *Federation) startAggregatedAPIServer(ctx context.Context, c *Cluster) (
 		"--authorization-kubeconfig=" + kubeconfig,
 	}); err != nil {
 		return nil, fmt.Errorf("aggregated API server flags: %w", err)
+	}
+	opts.ShutdownTimeout = 5 * time.Second
+	// The certificate is given in memory rather than by file: a file is
+	// watched with inotify, whose instances a machine running several
+	// federations runs short of.
+	if opts.Recommended.SecureServing.ServerCert.GeneratedCert, err = dynamiccertificates.NewStaticCertKeyContent(
+		aggregatedapp.ServiceName, serving.certPEM, serving.keyPEM); err != nil {
+		return nil, fmt.Errorf("the aggregated API server's certificate: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s := &aggregatedServer{cancel: cancel, done: make(chan error, 1)}

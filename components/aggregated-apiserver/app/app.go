@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,10 @@ type Options struct {
 	Recommended  *genericoptions.RecommendedOptions
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// ShutdownTimeout bounds how long requests in flight (watches the
+	// API server proxies here among them) may take once ctx ends; zero is
+	// the generic API server's default.
+	ShutdownTimeout time.Duration
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -98,9 +103,12 @@ func Run(ctx context.Context, o *Options) error {
 func (o *Options) newServer() (*genericapiserver.GenericAPIServer, error) {
 	// Without serving certificates a self-signed one is made, as other
 	// aggregated servers do; the APIService then needs
-	// insecureSkipTLSVerify or its caBundle.
-	if err := o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
-		return nil, fmt.Errorf("creating a self-signed serving certificate: %w", err)
+	// insecureSkipTLSVerify or its caBundle. One given in memory
+	// (ServerCert.GeneratedCert, by in-process callers) is kept.
+	if o.Recommended.SecureServing.ServerCert.GeneratedCert == nil {
+		if err := o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
+			return nil, fmt.Errorf("creating a self-signed serving certificate: %w", err)
+		}
 	}
 	cfg := genericapiserver.NewRecommendedConfig(o.codecs)
 	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
@@ -123,6 +131,9 @@ func (o *Options) newServer() (*genericapiserver.GenericAPIServer, error) {
 	server, err := cfg.Complete().New(Name, genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, fmt.Errorf("creating the server: %w", err)
+	}
+	if o.ShutdownTimeout > 0 {
+		server.ShutdownTimeout = o.ShutdownTimeout
 	}
 	storage, err := clusterstorage.NewStorage(o.scheme, cfg.RESTOptionsGetter, secrets{kube})
 	if err != nil {
