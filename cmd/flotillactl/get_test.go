@@ -139,6 +139,27 @@ func TestGet(t *testing.T) {
 		}
 	})
 
+	t.Run("describe", func(t *testing.T) {
+		cmd := newRootCommand()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetArgs(append([]string{"describe", "--kubeconfig", admin, "configmap", "web", "-n", "team-a", "--operation-scope", "all"}, adminArgs...))
+		if err := cmd.ExecuteContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var clusters []string
+		for _, line := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "Cluster:" {
+				clusters = append(clusters, f[1])
+			} else if len(f) == 2 && f[0] == "Name:" && f[1] != "web" {
+				t.Errorf("described %s", f[1])
+			}
+		}
+		if diff := cmp.Diff([]string{"Karmada", "member1", "member2"}, clusters); diff != "" {
+			t.Errorf("clusters described (-want +got):\n%s\n%s", diff, out.String())
+		}
+	})
+
 	t.Run("bad input names the flag", func(t *testing.T) {
 		for args, want := range map[string]string{
 			"configmaps --operation-scope everywhere":   "--operation-scope",
