@@ -14,12 +14,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 )
@@ -157,6 +159,42 @@ func TestGet(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{"Karmada", "member1", "member2"}, clusters); diff != "" {
 			t.Errorf("clusters described (-want +got):\n%s\n%s", diff, out.String())
+		}
+	})
+
+	t.Run("promote", func(t *testing.T) {
+		promote := func(args ...string) (string, error) {
+			cmd := newRootCommand()
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetArgs(append(append([]string{"promote", "--kubeconfig", admin}, args...), adminArgs...))
+			err := cmd.ExecuteContext(ctx)
+			return out.String(), err
+		}
+		if _, err := promote("configmap", "local", "-n", "team-a"); err == nil || !strings.Contains(err.Error(), "--cluster") {
+			t.Errorf("without --cluster: %v", err)
+		}
+		out, err := promote("configmap", "local", "-n", "team-a", "-C", "member1", "--dry-run")
+		if err != nil || !strings.Contains(out, "work.karmada.io/conflict-resolution: overwrite") || !strings.Contains(out, "kind: PropagationPolicy") {
+			t.Errorf("--dry-run: %v\n%s", err, out)
+		}
+		if err := fed.ControlPlane.Client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "local"}, &corev1.ConfigMap{}); err == nil {
+			t.Error("--dry-run created the template")
+		}
+		out, err = promote("configmap", "local", "-n", "team-a", "-C", "member1", "--policy-name", "local-cm")
+		if err != nil || !strings.Contains(out, "ConfigMap team-a/local promoted from cluster member1 (PropagationPolicy local-cm)") {
+			t.Fatalf("promote: %v\n%s", err, out)
+		}
+		pp := &unstructured.Unstructured{}
+		pp.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind("PropagationPolicy"))
+		if err := fed.ControlPlane.Client.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "local-cm"}, pp); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := unstructured.NestedStringSlice(pp.Object, "spec", "placement", "clusterAffinity", "clusterNames"); len(got) != 1 || got[0] != "member1" {
+			t.Errorf("policy placement %v", got)
+		}
+		if _, err := promote("configmap", "local", "-n", "team-a", "-C", "member1"); err == nil || !strings.Contains(err.Error(), "already in the control plane") {
+			t.Errorf("promoting twice: %v", err)
 		}
 	})
 
