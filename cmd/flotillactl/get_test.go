@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -195,6 +196,50 @@ func TestGet(t *testing.T) {
 		}
 		if _, err := promote("configmap", "local", "-n", "team-a", "-C", "member1"); err == nil || !strings.Contains(err.Error(), "already in the control plane") {
 			t.Errorf("promoting twice: %v", err)
+		}
+	})
+
+	t.Run("apply", func(t *testing.T) {
+		manifest := filepath.Join(t.TempDir(), "app.yaml")
+		if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: applied, namespace: team-b}\ndata: {k: v}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		apply := func(args ...string) (string, error) {
+			cmd := newRootCommand()
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&out)
+			cmd.SetArgs(append(append([]string{"apply", "--kubeconfig", admin, "-f", manifest}, args...), adminArgs...))
+			err := cmd.ExecuteContext(ctx)
+			return out.String(), err
+		}
+		if _, err := apply("--clusters", "member7"); err == nil || !strings.Contains(err.Error(), `--clusters: cluster "member7"`) {
+			t.Errorf("unknown member: %v", err)
+		}
+		if err := fed.ControlPlane.Client.Get(ctx, client.ObjectKey{Namespace: "team-b", Name: "applied"}, &corev1.ConfigMap{}); err == nil {
+			t.Error("applied despite a bad --clusters")
+		}
+		out, err := apply("--all-clusters")
+		if err != nil || !strings.Contains(out, "configmap/applied created") || !strings.Contains(out, "PropagationPolicy applied-") {
+			t.Fatalf("apply --all-clusters: %v\n%s", err, out)
+		}
+		placement := func() []string {
+			var list unstructured.UnstructuredList
+			list.SetGroupVersionKind(policyv1alpha1.GroupVersion.WithKind("PropagationPolicyList"))
+			if err := fed.ControlPlane.Client.List(ctx, &list, client.InNamespace("team-b")); err != nil || len(list.Items) != 1 {
+				t.Fatalf("policies: %v, %d", err, len(list.Items))
+			}
+			got, _, _ := unstructured.NestedStringSlice(list.Items[0].Object, "spec", "placement", "clusterAffinity", "clusterNames")
+			return got
+		}
+		if diff := cmp.Diff([]string{"member1", "member2"}, placement()); diff != "" {
+			t.Errorf("placement (-want +got):\n%s", diff)
+		}
+		if out, err := apply("--clusters", "member2"); err != nil || !strings.Contains(out, "configured") {
+			t.Fatalf("apply --clusters member2: %v\n%s", err, out)
+		}
+		if diff := cmp.Diff([]string{"member2"}, placement()); diff != "" {
+			t.Errorf("placement after --clusters (-want +got):\n%s", diff)
 		}
 	})
 
