@@ -243,6 +243,39 @@ func TestGet(t *testing.T) {
 		}
 	})
 
+	t.Run("kubectl commands against the control plane", func(t *testing.T) {
+		kubectl := func(args ...string) string {
+			t.Helper()
+			cmd := newRootCommand()
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&out)
+			cmd.SetArgs(append(append(args, "--kubeconfig", admin), adminArgs...))
+			if err := cmd.ExecuteContext(ctx); err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, out.String())
+			}
+			return out.String()
+		}
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"create", "configmap", "made", "-n", "team-a", "--from-literal", "k=v"}, "configmap/made created"},
+			{[]string{"label", "configmap", "made", "-n", "team-a", "tier=front"}, "configmap/made labeled"},
+			{[]string{"annotate", "configmap", "made", "-n", "team-a", "note=x"}, "configmap/made annotated"},
+			{[]string{"patch", "configmap", "made", "-n", "team-a", "-p", `{"data":{"k":"w"}}`}, "configmap/made patched"},
+			{[]string{"delete", "configmap", "made", "-n", "team-a"}, `configmap "made" deleted`},
+			// Clusters come from the aggregated API server, with its
+			// OpenAPI.
+			{[]string{"api-resources", "--api-group", "cluster.karmada.io", "--no-headers"}, "clusters"},
+			{[]string{"explain", "clusters.spec.syncMode"}, "FIELD: syncMode"},
+		} {
+			if out := kubectl(tc.args...); !strings.Contains(out, tc.want) {
+				t.Errorf("%v: %q, want %q", tc.args, out, tc.want)
+			}
+		}
+	})
+
 	t.Run("bad input names the flag", func(t *testing.T) {
 		for args, want := range map[string]string{
 			"configmaps --operation-scope everywhere":   "--operation-scope",

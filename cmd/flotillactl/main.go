@@ -44,5 +44,6 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newJoinCommand(), newUnjoinCommand())
 	root.AddCommand(newTokenCommand(), newRegisterCommand(), newUnregisterCommand())
 	root.AddCommand(newGetCommand(), newDescribeCommand(), newPromoteCommand(), newApplyCommand())
+	root.AddCommand(controlPlaneKubectlCommands()...)
 	return root
 }
