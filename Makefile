@@ -156,8 +156,9 @@ test-bundle: ## Validate the bundle (operator-framework/api validators), the bun
 ##@ Build
 
 .PHONY: build
-build: ## Build flotillactl into bin/.
+build: ## Build flotillactl into bin/, and bin/kubectl-flotilla, the same binary as a kubectl plugin (`kubectl flotilla ...` with bin/ on PATH).
 	go build -o $(LOCALBIN)/flotillactl ./cmd/flotillactl
+	ln -sf flotillactl $(LOCALBIN)/kubectl-flotilla
 
 .PHONY: run
 run: k8s-binaries ## Bring up a local federation (control plane + $(MEMBERS) members), propagate the nginx sample, keep it running.

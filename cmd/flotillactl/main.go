@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -26,9 +28,22 @@ func main() {
 	}
 }
 
+// pluginName is the binary's name as a kubectl plugin: kubectl runs
+// kubectl-flotilla for `kubectl flotilla ...`.
+const pluginName = "kubectl-flotilla"
+
+// commandName is how the user called the binary: as flotillactl, or
+// through kubectl as its plugin, so that help shows what to type.
+func commandName(arg0 string) string {
+	if strings.TrimSuffix(filepath.Base(arg0), ".exe") == pluginName {
+		return "kubectl flotilla"
+	}
+	return "flotillactl"
+}
+
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "flotillactl",
+		Use:           commandName(os.Args[0]),
 		Short:         "Flotilla's command line",
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -17,3 +17,16 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandName(t *testing.T) {
+	for arg0, want := range map[string]string{
+		"/usr/local/bin/flotillactl":   "flotillactl",
+		"/home/u/bin/kubectl-flotilla": "kubectl flotilla",
+		"./flotillactl.test":           "flotillactl",
+		"kubectl-flotilla-other":       "flotillactl",
+	} {
+		if got := commandName(arg0); got != want {
+			t.Errorf("commandName(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}
