@@ -31,6 +31,9 @@ type interpretOptions struct {
 	desiredReplica int64
 	check          bool
 	testDir        string
+	recursive      bool
+	showDoc        bool
+	edit           bool
 }
 
 func newInterpretCommand() *cobra.Command {
@@ -46,7 +49,11 @@ Operations: InterpretReplica, InterpretComponent, ReviseReplica, Retain, Aggrega
 InterpretStatus, InterpretHealth, InterpretDependency.
 
 --check compiles every script of the -f files and reports each error with its rule and line.
---test DIR runs the golden tests (testdata/<operation>-test.yaml) of every customization under DIR.`,
+--test DIR runs the golden tests (testdata/<operation>-test.yaml) of every customization under DIR.
+--edit opens each -f file in $KUBE_EDITOR or $EDITOR and saves it back once every script
+compiles; an edit that does not compile is kept in a temporary file and the file is left as it was.
+--show-doc prints what each operation's Lua function receives and returns.
+-f takes files or directories (their .yaml, .yml and .json files; with -R, recursively).`,
 		Example: `  flotillactl interpret -f customization.yaml --operation InterpretReplica --desired-file deploy.yaml
   flotillactl interpret -f customization.yaml --operation ReviseReplica --desired-file deploy.yaml --desired-replica 3
   flotillactl interpret -f customization.yaml --operation AggregateStatus --desired-file deploy.yaml --status-file status.yaml
@@ -67,13 +74,30 @@ InterpretStatus, InterpretHealth, InterpretDependency.
 	f.Int64Var(&o.desiredReplica, "desired-replica", 0, "replicas for ReviseReplica")
 	f.BoolVar(&o.check, "check", false, "only compile the scripts of the -f files and report errors")
 	f.StringVar(&o.testDir, "test", "", "run the golden tests of the customizations under this directory")
+	f.BoolVarP(&o.recursive, "recursive", "R", false, "process the directories given with -f recursively")
+	f.BoolVar(&o.showDoc, "show-doc", false, "print the interface of each operation's Lua function")
+	f.BoolVar(&o.edit, "edit", false, "edit the -f customization files in an editor, saving them only if every script compiles")
 	return cmd
 }
 
 func (o *interpretOptions) run(ctx context.Context, out io.Writer) error {
+	if o.showDoc {
+		_, err := io.WriteString(out, interpreterDoc)
+		return err
+	}
+	files, err := expandFiles(o.files, o.recursive)
+	if err != nil {
+		return err
+	}
+	o.files = files
 	vm := lua.New()
 	defer vm.Close()
 	switch {
+	case o.edit:
+		if len(o.files) == 0 {
+			return errors.New("--edit needs -f")
+		}
+		return editCustomizations(ctx, out, vm, o.files)
 	case o.testDir != "":
 		return runInterpreterTests(ctx, out, vm, o.testDir)
 	case o.check:

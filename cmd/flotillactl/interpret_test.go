@@ -217,3 +217,59 @@ output:
 		t.Errorf("%v\n%s", err, out)
 	}
 }
+
+func TestInterpretRecursive(t *testing.T) {
+	broken := strings.Replace(testCustomization, "obj.spec.size = desiredReplica", "obj.spec.size = = desiredReplica", 1)
+	dir := writeFiles(t, map[string]string{"top.yaml": testCustomization, "sub/deeper.yaml": broken, "notes.txt": "not a manifest"})
+	out, err := runCLI(t, "interpret", "--check", "-f", dir)
+	if err != nil || !strings.Contains(out, "top.yaml: widgets: ok") || strings.Contains(out, "deeper") {
+		t.Errorf("without -R: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "interpret", "--check", "-R", "-f", dir)
+	if err == nil || !strings.Contains(out, "deeper.yaml") {
+		t.Errorf("with -R the broken file in sub/ is checked: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "interpret", "--check", "-f", filepath.Join(dir, "sub", "none")); err == nil || !strings.Contains(err.Error(), "-f ") {
+		t.Errorf("missing path: %v", err)
+	}
+}
+
+func TestInterpretShowDoc(t *testing.T) {
+	out, err := runCLI(t, "interpret", "--show-doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"InterpretReplica", "function GetReplicas(desiredObj)", "function ReviseReplica(desiredObj, desiredReplica)",
+		"function Retain(desiredObj, observedObj)", "function AggregateStatus(desiredObj, statusItems)", "function ReflectStatus(observedObj)",
+		"function InterpretHealth(observedObj)", "function GetDependencies(desiredObj)", "function GetComponents(desiredObj)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--show-doc lacks %q", want)
+		}
+	}
+}
+
+func TestInterpretEdit(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"c.yaml": testCustomization})
+	file := filepath.Join(dir, "c.yaml")
+	// The editor is sed, changing the file in place as a user would.
+	t.Setenv("KUBE_EDITOR", "sed -i s/obj.spec.size,/obj.spec.size*2,/")
+	out, err := runCLI(t, "interpret", "--edit", "-f", file)
+	if err != nil || !strings.Contains(out, "c.yaml: edited") {
+		t.Fatalf("a good edit: %v\n%s", err, out)
+	}
+	if data, _ := os.ReadFile(file); !strings.Contains(string(data), "obj.spec.size*2,") {
+		t.Errorf("the edit was not saved:\n%s", data)
+	}
+	t.Setenv("KUBE_EDITOR", "sed -i s/size.2,/size+,/")
+	out, err = runCLI(t, "interpret", "--edit", "-f", file)
+	if err == nil || !strings.Contains(err.Error(), "left unchanged") || !strings.Contains(out, "widgets/replicaResource") {
+		t.Fatalf("a broken edit: %v\n%s", err, out)
+	}
+	if data, _ := os.ReadFile(file); !strings.Contains(string(data), "obj.spec.size*2,") {
+		t.Errorf("a broken edit changed the file:\n%s", data)
+	}
+	t.Setenv("KUBE_EDITOR", "true")
+	if out, err := runCLI(t, "interpret", "--edit", "-f", file); err != nil || !strings.Contains(out, "no changes made") {
+		t.Errorf("an edit that changes nothing: %v\n%s", err, out)
+	}
+}
