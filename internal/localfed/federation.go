@@ -377,6 +377,21 @@ func (f *Federation) MemberNames() []string {
 // LogDir is where each process logs, in <cluster>/<component>.log.
 func (f *Federation) LogDir() string { return filepath.Join(f.WorkDir, "logs") }
 
+// Process is one process of the federation: what it is and where.
+type Process struct {
+	// Cluster is the cluster it belongs to (karmada-apiserver, member1,
+	// ...); etcd, shared by all, is in its own.
+	Cluster string
+	// Component is what runs: kube-apiserver, kube-controller-manager,
+	// kube-scheduler, kwok, etcd.
+	Component string
+	PID       int
+}
+
+// Processes lists the federation's running processes, for measurements
+// per component.
+func (f *Federation) Processes() []Process { return f.sup.running() }
+
 // PIDs returns the process ids of every process the federation started.
 func (f *Federation) PIDs() []int { return f.sup.pids() }
 

@@ -215,6 +215,19 @@ func stopInTiers(procs []*process, grace time.Duration) error {
 
 // pids returns the process ids of every process started so far, stopped or
 // not.
+// running lists the processes started and not yet stopped.
+func (s *supervisor) running() []Process {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Process, 0, len(s.procs))
+	for _, p := range s.procs {
+		if p.cmd != nil && p.cmd.Process != nil {
+			out = append(out, Process{Cluster: p.spec.cluster, Component: p.spec.component, PID: p.cmd.Process.Pid})
+		}
+	}
+	return out
+}
+
 func (s *supervisor) pids() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -67,6 +67,13 @@ type result struct {
 	// lifetime's.
 	peakReset bool
 	writes    writeCounts
+	// cpu is every process's CPU time during the run, by role.
+	cpu cpuByRole
+	// deleteElapsed and deleteCPU are the cleanup's: from deleting the
+	// namespace in the control plane until it is gone there and its
+	// Deployments from every member.
+	deleteElapsed time.Duration
+	deleteCPU     cpuByRole
 }
 
 func (r result) percentile(p float64) time.Duration {
@@ -99,6 +106,10 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 
 	peakReset := e.cm.resetPeak() && e.sched.resetPeak()
 	before := e.usage(tb)
+	cpuBefore, err := e.cpu()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	writesBefore, err := scrapeWrites(ctx, e.cpKube)
 	if err != nil {
 		tb.Fatal(err)
@@ -124,6 +135,10 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 	}
 
 	after := e.usage(tb)
+	cpuAfter, err := e.cpu()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	writesAfter, err := scrapeWrites(ctx, e.cpKube)
 	if err != nil {
 		tb.Fatal(err)
@@ -138,9 +153,19 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 		apiserver:     usage{cpu: after[2].cpu - before[2].cpu, peakRSS: after[2].peakRSS},
 		peakReset:     peakReset,
 		writes:        writesAfter.minus(writesBefore),
+		cpu:           cpuAfter.minus(cpuBefore),
 	}
-	// At once: the cleanup that follows takes as long as the run, and the
-	// benchmark's own log only appears after it.
+	// The cleanup is measured too: deleting costs the machine about what
+	// creating does. The deferred call then finds nothing left.
+	deleteBegan := time.Now()
+	e.deleteNamespace(tb, ctx, ns)
+	r.deleteElapsed = time.Since(deleteBegan)
+	cpuDeleted, err := e.cpu()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r.deleteCPU = cpuDeleted.minus(cpuAfter)
+	// At once: the benchmark's own log only appears after every case.
 	fmt.Fprintf(os.Stderr, "%s: %s\n", ns, r.summary())
 	return r
 }
