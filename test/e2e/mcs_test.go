@@ -241,6 +241,17 @@ func noCollected(t *testing.T, ns string) {
 		if err := cp.List(ctx, &eps, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
-		return len(works.Items) == 0 && len(eps.Items) == 0, nil
+		if len(works.Items) > 0 || len(eps.Items) > 0 {
+			var left []string
+			for _, w := range works.Items {
+				left = append(left, fmt.Sprintf("Work %s/%s (finalizers %v, deleting %v)", w.Namespace, w.Name, w.Finalizers, w.DeletionTimestamp != nil))
+			}
+			for _, e := range eps.Items {
+				left = append(left, fmt.Sprintf("EndpointSlice %s (labels %v)", e.Name, e.Labels))
+			}
+			t.Logf("left in the control plane: %v", left)
+			return false, nil
+		}
+		return true, nil
 	})
 }

@@ -86,6 +86,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, work); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// Patches are computed on the Work as the server has it, manifests
+	// unpacked.
+	if err := workcache.Expand(work); err != nil {
+		return ctrl.Result{}, err
+	}
 	id := work.Labels[workv1alpha1.WorkPermanentIDLabel]
 	service := work.Labels[workv1alpha1.ServiceNameLabel]
 	if !work.DeletionTimestamp.IsZero() || service == "" {
@@ -106,9 +111,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The execution controller (or the webhook) gives every Work its
 		// id; the label's arrival brings the Work back.
 		return ctrl.Result{}, nil
-	}
-	if err := workcache.Expand(work); err != nil {
-		return ctrl.Result{}, err
 	}
 	var errs []error
 	for i, m := range work.Spec.Workload.Manifests {

@@ -217,7 +217,7 @@ func (r *Reconciler) memberSlices(informer cache.SharedIndexInformer, key Key) (
 			continue
 		}
 		labels := slice.GetLabels()
-		if labels[discoveryv1.LabelServiceName] != key.Name || !Collectable(labels) {
+		if labels[discoveryv1.LabelServiceName] != key.Name || !Collectable(slice) {
 			continue
 		}
 		raw, err := Manifest(slice)
@@ -285,6 +285,11 @@ func (r *Reconciler) ensureWork(ctx context.Context, key Key, name string, manif
 // MultiClusterService also collects it, leaves it to that one alone.
 func (r *Reconciler) release(ctx context.Context, w *workv1alpha1.Work) error {
 	rest := WithoutManager(ManagedBy(w.Labels), ManagedByKind)
+	// The patch is computed on the Work as the server has it, manifests
+	// unpacked.
+	if err := workcache.Expand(w); err != nil {
+		return err
+	}
 	if len(rest) == 0 {
 		if err := r.Client.Delete(ctx, w); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting collected Work %s/%s: %w", w.Namespace, w.Name, err)

@@ -19,7 +19,7 @@
 // Works and writes the difference, so slices that come and go with pods,
 // and an export that goes, are followed. A Work also collected for a
 // MultiClusterService loses only this controller's part of its labels.
-// EndpointSlices the control plane put into the member itself (labelled
-// karmada.io/managed, or dispatched by the endpointslice-dispatch
-// controller) are never collected back.
+// EndpointSlices the control plane put into the member itself (annotated
+// with their Work, or dispatched by the endpointslice-dispatch controller)
+// are never collected back.
 package serviceexport

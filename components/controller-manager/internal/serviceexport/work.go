@@ -21,13 +21,15 @@ import (
 const ManagedByKind = "ServiceExport"
 
 // Collectable reports whether a member EndpointSlice is the member's own:
-// those the control plane applied or dispatched there are not collected
-// again.
-func Collectable(labels map[string]string) bool {
-	if labels[workv1alpha1.ManagedByKarmadaLabel] == workv1alpha1.ManagedByKarmadaLabelValue {
+// those the control plane applied (annotated with their Work) or
+// dispatched there are not collected again. The labels say nothing of it:
+// the member's endpointslice controller copies a Service's labels, the
+// control plane's among them, onto its slices.
+func Collectable(slice metav1.Object) bool {
+	if _, applied := slice.GetAnnotations()[workv1alpha1.WorkNameAnnotation]; applied {
 		return false
 	}
-	return labels[discoveryv1.LabelManagedBy] != workv1alpha1.EndpointSliceDispatchControllerLabelValue
+	return slice.GetLabels()[discoveryv1.LabelManagedBy] != workv1alpha1.EndpointSliceDispatchControllerLabelValue
 }
 
 // ManagedBy splits the managed-by label into its kinds.
