@@ -3,8 +3,10 @@
 // Service derived-<name>, as Karmada's does.
 //
 // The derived Service is a ClusterIP Service without selector, with the
-// ServiceImport's ports; its load balancer status lists the ServiceImport's
-// spec.ips. It is a dependency of the ServiceImport (see the native
+// ServiceImport's ports and session affinity. Karmada also copies spec.ips
+// into the Service's status.loadBalancer.ingress; the API server refuses
+// load balancer status on a ClusterIP Service, so that part is left out.
+// It is a dependency of the ServiceImport (see the native
 // interpreter), so it follows the ServiceImport to the clusters that import
 // the service, with the EndpointSlices collected from the exporting
 // clusters. It is deleted with the ServiceImport.
@@ -94,7 +96,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
-// sync creates or updates the derived Service and its status.
+// sync creates or updates the derived Service.
 func (r *Reconciler) sync(ctx context.Context, imp *multiclusterv1alpha1.ServiceImport, key client.ObjectKey) error {
 	desired := Derive(imp)
 	svc := &corev1.Service{}
@@ -117,15 +119,7 @@ func (r *Reconciler) sync(ctx context.Context, imp *multiclusterv1alpha1.Service
 			return fmt.Errorf("updating derived Service %s: %w", key, err)
 		}
 	default:
-		if equality.Semantic.DeepEqual(svc.Status.LoadBalancer, desired.Status.LoadBalancer) {
-			return nil
-		}
-	}
-	if !equality.Semantic.DeepEqual(svc.Status.LoadBalancer, desired.Status.LoadBalancer) {
-		svc.Status.LoadBalancer = desired.Status.LoadBalancer
-		if err := r.Client.Status().Update(ctx, svc); err != nil {
-			return fmt.Errorf("updating the status of derived Service %s: %w", key, err)
-		}
+		return nil
 	}
 	r.Recorder.Eventf(imp, nil, corev1.EventTypeNormal, flotillaevents.ReasonSyncDerivedServiceSucceed, "SyncDerivedService",
 		"Sync derived service for serviceImport(%s) succeed.", imp.Name)
@@ -155,9 +149,6 @@ func Derive(imp *multiclusterv1alpha1.ServiceImport) *corev1.Service {
 			// The server defaults targetPort to port; set here, a Service read
 			// back compares equal.
 			TargetPort: intstrOf(p.Port)})
-	}
-	for _, ip := range imp.Spec.IPs {
-		svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip})
 	}
 	return svc
 }
