@@ -7,3 +7,11 @@ const (
 	ReasonSyncDerivedServiceSucceed = "SyncDerivedServiceSucceed"
 	ReasonSyncDerivedServiceFailed  = "SyncDerivedServiceFailed"
 )
+
+// Reasons of the multiclusterservice controller.
+const (
+	// ReasonSyncServiceSucceed / Failed: on a MultiClusterService, its
+	// Service was propagated to the provider and consumer clusters, or not.
+	ReasonSyncServiceSucceed = "SyncServiceSucceed"
+	ReasonSyncServiceFailed  = "SyncServiceFailed"
+)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/config/crd"
@@ -254,4 +255,105 @@ func noCollected(t *testing.T, ns string) {
 		}
 		return true, nil
 	})
+}
+
+// TestMultiClusterService exposes a Service of member1 to member2 and
+// member3 with a CrossCluster MultiClusterService: the Service reaches the
+// three, and member2 and member3 get EndpointSlices listing member1's pod
+// IPs, which follow the Deployment's scaling; deleting the
+// MultiClusterService withdraws them, and deleting the rest leaves nothing
+// in any member.
+func TestMultiClusterService(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t, "e2e-mcs-cross")
+	labels := map[string]string{"app": "cross"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cross"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "cross", Image: "cross"}}},
+			},
+		},
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cross"},
+		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{
+			{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP},
+		}},
+	}
+	create(t, d)
+	create(t, svc)
+	create(t, propagationPolicy(ns, "cross", []string{"member1"},
+		policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: "cross"}))
+	mcs := &networkingv1alpha1.MultiClusterService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cross"},
+		Spec: networkingv1alpha1.MultiClusterServiceSpec{
+			Types:            []networkingv1alpha1.ExposureType{networkingv1alpha1.ExposureTypeCrossCluster},
+			ProviderClusters: []networkingv1alpha1.ClusterSelector{{Name: "member1"}},
+			ConsumerClusters: []networkingv1alpha1.ClusterSelector{{Name: "member2"}, {Name: "member3"}},
+		},
+	}
+	if err := cp.Create(t.Context(), mcs); err != nil {
+		t.Fatal(err)
+	}
+	consumers := []string{"member2", "member3"}
+	inMembers(t, allMembers(), client.ObjectKeyFromObject(svc), func() *corev1.Service { return &corev1.Service{} }, "Service cross",
+		func(*corev1.Service) bool { return true })
+	dispatched := func(want int) {
+		t.Helper()
+		m1 := member(t, "member1")
+		for _, name := range consumers {
+			m := member(t, name)
+			eventually(t, fmt.Sprintf("%s's dispatched EndpointSlices of cross listing member1's %d pod IPs", name, want), func(ctx context.Context) (bool, error) {
+				exported, err := podIPs(ctx, m1, ns, "cross")
+				if err != nil || len(exported) != want {
+					return false, err
+				}
+				var list discoveryv1.EndpointSliceList
+				if err := m.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{
+					discoveryv1.LabelServiceName: "cross", discoveryv1.LabelManagedBy: workv1alpha1.EndpointSliceDispatchControllerLabelValue,
+				}); err != nil {
+					return false, err
+				}
+				var ips []string
+				for _, s := range list.Items {
+					for _, e := range s.Endpoints {
+						ips = append(ips, e.Addresses...)
+					}
+				}
+				slices.Sort(ips)
+				return slices.Equal(ips, exported), nil
+			})
+		}
+	}
+	dispatched(2)
+	update(t, d, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](3) })
+	dispatched(3)
+
+	if err := cp.Delete(t.Context(), mcs); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range allMembers() {
+		m := member(t, name)
+		eventually(t, "dispatched EndpointSlices withdrawn from "+name, func(ctx context.Context) (bool, error) {
+			var list discoveryv1.EndpointSliceList
+			err := m.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelManagedBy: workv1alpha1.EndpointSliceDispatchControllerLabelValue})
+			return err == nil && len(list.Items) == 0, err
+		})
+	}
+	eventually(t, "no Works of the MultiClusterService left", func(ctx context.Context) (bool, error) {
+		var works workv1alpha1.WorkList
+		if err := cp.List(ctx, &works, client.MatchingLabels{workv1alpha1.MultiClusterServiceNamespaceLabel: ns}); err != nil {
+			return false, err
+		}
+		return len(works.Items) == 0, nil
+	})
+
+	remove(t, svc)
+	remove(t, d)
+	goneFrom(t, allMembers(), client.ObjectKeyFromObject(svc), &corev1.Service{})
+	goneFrom(t, allMembers(), client.ObjectKeyFromObject(d), &appsv1.Deployment{})
 }

@@ -31,6 +31,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	multiclusterv1alpha1 "github.com/flotilla-io/flotilla/api/multicluster/v1alpha1"
+	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -45,6 +46,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/endpointslice"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/eviction"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/gracefuleviction"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/multiclusterservice"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/serviceexport"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/serviceimport"
@@ -262,14 +264,19 @@ func failoverControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorde
 	return out
 }
 
-// serviceControllers are the multi-cluster service controllers (Karmada's
-// serviceExport, endpointSlice and serviceImport).
+// serviceControllers are the multi-cluster service controllers, Karmada's
+// serviceExport, endpointSlice, serviceImport, multiclusterservice,
+// endpointsliceCollect and endpointsliceDispatch.
 func serviceControllers(mgr ctrl.Manager, recorders *eventrecorder.Broadcaster, informers *membercluster.InformerManager) []controllerSetup {
 	return []controllerSetup{
 		{serviceexport.ControllerName, (&serviceexport.Reconciler{Client: mgr.GetClient(), Informers: informers}).SetupWithManager},
 		{endpointslice.ControllerName, (&endpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager},
 		{serviceimport.ControllerName, (&serviceimport.Reconciler{Client: mgr.GetClient(),
 			Recorder: recorders.NewRecorder(serviceimport.ControllerName)}).SetupWithManager},
+		{multiclusterservice.ControllerName, (&multiclusterservice.Reconciler{Client: mgr.GetClient(),
+			Recorder: recorders.NewRecorder(multiclusterservice.ControllerName)}).SetupWithManager},
+		{multiclusterservice.CollectControllerName, (&multiclusterservice.CollectReconciler{Client: mgr.GetClient(), Informers: informers}).SetupWithManager},
+		{multiclusterservice.DispatchControllerName, (&multiclusterservice.DispatchReconciler{Client: mgr.GetClient()}).SetupWithManager},
 	}
 }
 
@@ -290,7 +297,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
 		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, policyv1alpha1.AddToScheme, configv1alpha1.AddToScheme,
-		appsv1alpha1.AddToScheme, multiclusterv1alpha1.AddToScheme} {
+		appsv1alpha1.AddToScheme, multiclusterv1alpha1.AddToScheme, networkingv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return fmt.Errorf("building scheme: %w", err)
 		}
@@ -485,6 +492,7 @@ func RequiredKinds() []schema.GroupVersionKind {
 		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration"),
 		appsv1alpha1.GroupVersion.WithKind("WorkloadRebalancer"),
 		multiclusterv1alpha1.GroupVersion.WithKind("ServiceImport"),
+		networkingv1alpha1.GroupVersion.WithKind("MultiClusterService"),
 	}
 }
 
