@@ -124,14 +124,14 @@ func TestPropagatesService(t *testing.T) {
 			return false, err
 		}
 		return s.Labels[policyv1alpha1.ResourceTemplateClaimedByLabel] == multiclusterservice.Kind &&
-				s.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" && s.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] == "" &&
-				s.Annotations[networkingv1alpha1.MultiClusterServiceNameAnnotation] == "web" &&
-				rb.Labels[workv1alpha2.BindingManagedByLabel] == multiclusterservice.Kind &&
-				slices.Equal(rb.Spec.Placement.ClusterAffinity.ClusterNames, []string{"member1", "member2", "member3"}) &&
-				rb.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite && rb.Spec.Resource.UID == s.UID &&
-				ptr.Deref(w.Spec.SuspendDispatching, false) &&
-				meta.IsStatusConditionTrue(m.Status.Conditions, networkingv1alpha1.MCSServiceAppliedConditionType) &&
-				controllerutil.ContainsFinalizer(m, networkingv1alpha1.MCSControllerFinalizer), nil
+			s.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" && s.Annotations[policyv1alpha1.PropagationPolicyNameAnnotation] == "" &&
+			s.Annotations[networkingv1alpha1.MultiClusterServiceNameAnnotation] == "web" &&
+			rb.Labels[workv1alpha2.BindingManagedByLabel] == multiclusterservice.Kind &&
+			slices.Equal(rb.Spec.Placement.ClusterAffinity.ClusterNames, []string{"member1", "member2", "member3"}) &&
+			rb.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite && rb.Spec.Resource.UID == s.UID &&
+			ptr.Deref(w.Spec.SuspendDispatching, false) &&
+			meta.IsStatusConditionTrue(m.Status.Conditions, networkingv1alpha1.MCSServiceAppliedConditionType) &&
+			controllerutil.ContainsFinalizer(m, networkingv1alpha1.MCSControllerFinalizer), nil
 	})
 	for _, consumer := range []string{"member2", "member3"} {
 		err := c.Get(t.Context(), client.ObjectKey{Namespace: names.ExecutionSpace(consumer), Name: workKey.Name}, &workv1alpha1.Work{})
