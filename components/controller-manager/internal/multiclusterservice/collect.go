@@ -100,7 +100,8 @@ func (r *CollectReconciler) Reconcile(ctx context.Context, key serviceexport.Key
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: key.Cluster}, cluster); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !cluster.DeletionTimestamp.IsZero() {
+	if !cluster.DeletionTimestamp.IsZero() || membercluster.SyncModeOf(cluster) != clusterv1alpha1.Push {
+		// A Pull member is out of the control plane's reach.
 		return ctrl.Result{}, nil
 	}
 	ns := names.ExecutionSpace(key.Cluster)

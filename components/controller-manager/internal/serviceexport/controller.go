@@ -155,7 +155,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, key Key) (ctrl.Result, error
 		// collected Works, with it.
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !cluster.DeletionTimestamp.IsZero() {
+	if !cluster.DeletionTimestamp.IsZero() || membercluster.SyncModeOf(cluster) != clusterv1alpha1.Push {
+		// A Pull member is out of the control plane's reach.
 		return ctrl.Result{}, nil
 	}
 	exports, slicesInformer, err := r.informers(ctx, key.Cluster)

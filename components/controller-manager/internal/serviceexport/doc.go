@@ -21,5 +21,6 @@
 // MultiClusterService loses only this controller's part of its labels.
 // EndpointSlices the control plane put into the member itself (annotated
 // with their Work, or dispatched by the endpointslice-dispatch controller)
-// are never collected back.
+// are never collected back. Only Push members are watched: the control
+// plane cannot reach a Pull member.
 package serviceexport
