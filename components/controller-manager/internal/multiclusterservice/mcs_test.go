@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -25,12 +26,16 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/multiclusterservice"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/serviceexport"
 	"github.com/flotilla-io/flotilla/internal/controllertest"
+	"github.com/flotilla-io/flotilla/internal/localfed"
+	"github.com/flotilla-io/flotilla/internal/localfed/localfedtest"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
 
-var server *controllertest.APIServer
+// A control plane and one bare member API server, for the collect
+// controller; the others only use the control plane.
+var fed = &localfedtest.Shared{Options: localfed.Options{Members: 1, APIServerOnlyMembers: true, StartTimeout: 5 * time.Minute}}
 
-func TestMain(m *testing.M) { os.Exit(controllertest.Main(m, &server, nil)) }
+func TestMain(m *testing.M) { os.Exit(fed.Main(m)) }
 
 // clusters registers Ready Clusters with their execution namespaces; the
 // controllers under test only read them.
@@ -84,7 +89,7 @@ func crossCluster(ns, name string, providers, consumers []string) *networkingv1a
 // the providers with Works, and on deletion gives the Service back,
 // keeping its binding, and removes the Works.
 func TestPropagatesService(t *testing.T) {
-	env := controllertest.Start(t, server.Config, func(mgr ctrl.Manager, _ *controllertest.Env) error {
+	env := controllertest.Start(t, fed.Get(t).ControlPlane.Config, func(mgr ctrl.Manager, _ *controllertest.Env) error {
 		return (&multiclusterservice.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(multiclusterservice.ControllerName)}).SetupWithManager(mgr)
 	})
 	c := env.Client
@@ -164,7 +169,7 @@ func TestPropagatesService(t *testing.T) {
 // consumers dropped lose it, and the collected Work's deletion withdraws
 // the rest before the finalizer goes.
 func TestDispatch(t *testing.T) {
-	env := controllertest.Start(t, server.Config, func(mgr ctrl.Manager, _ *controllertest.Env) error {
+	env := controllertest.Start(t, fed.Get(t).ControlPlane.Config, func(mgr ctrl.Manager, _ *controllertest.Env) error {
 		return (&multiclusterservice.DispatchReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	})
 	c := env.Client
