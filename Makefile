@@ -11,7 +11,7 @@ MEMBERS ?= 3
 
 # The API groups served by a federation's API server; api/operator is the
 # operator's own API, served by the host cluster.
-FEDERATION_APIS = ./api/apps/...,./api/autoscaling/...,./api/cluster/...,./api/config/...,./api/networking/...,./api/policy/...,./api/work/...
+FEDERATION_APIS = ./api/apps/...,./api/autoscaling/...,./api/cluster/...,./api/config/...,./api/multicluster/...,./api/networking/...,./api/policy/...,./api/work/...
 
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec

@@ -37,6 +37,8 @@ var implementedKinds = []string{
 	"autoscaling.karmada.io/CronFederatedHPA",
 	"networking.karmada.io/MultiClusterService",
 	"networking.karmada.io/MultiClusterIngress",
+	"multicluster.x-k8s.io/ServiceExport",
+	"multicluster.x-k8s.io/ServiceImport",
 	"operator.karmada.io/Karmada",
 }
 

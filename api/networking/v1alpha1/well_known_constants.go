@@ -24,3 +24,29 @@ const (
 	// another control plane, unlike the object's UID.
 	MultiClusterServicePermanentIDLabel = "multiclusterservice.karmada.io/permanent-id"
 )
+
+// Annotations, conditions and finalizers of the MultiClusterService flow,
+// Karmada's.
+const (
+	// MultiClusterServiceNameAnnotation and
+	// MultiClusterServiceNamespaceAnnotation, on a Service taken by a
+	// MultiClusterService and on its ResourceBinding, name the
+	// MultiClusterService.
+	MultiClusterServiceNameAnnotation      = "multiclusterservice.karmada.io/name"
+	MultiClusterServiceNamespaceAnnotation = "multiclusterservice.karmada.io/namespace"
+
+	// MCSServiceAppliedConditionType is True once the Service is
+	// propagated to the provider and consumer clusters.
+	MCSServiceAppliedConditionType = "ServiceApplied"
+	// Reasons of the ServiceApplied condition.
+	MCSServiceAppliedSucceed = "ServiceAppliedSucceed"
+	MCSServiceAppliedFailed  = "ServiceAppliedFailed"
+
+	// MCSControllerFinalizer keeps a MultiClusterService until its Service
+	// is released and its Works in provider clusters are deleted.
+	MCSControllerFinalizer = "karmada.io/multiclusterservice-controller"
+	// MCSEndpointSliceDispatchControllerFinalizer keeps an EndpointSlice
+	// Work collected for a MultiClusterService until the Works dispatching
+	// it to consumer clusters are deleted.
+	MCSEndpointSliceDispatchControllerFinalizer = "karmada.io/mcs-endpointslice-dispatch-controller"
+)

@@ -30,6 +30,8 @@ import (
 	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	multiclusterv1alpha1 "github.com/flotilla-io/flotilla/api/multicluster/v1alpha1"
+	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -41,9 +43,13 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/csrapproval"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/dependencies"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/detector"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/endpointslice"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/eviction"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/gracefuleviction"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/multiclusterservice"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/namespace"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/serviceexport"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/serviceimport"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/taintmanager"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/workloadrebalancer"
 	"github.com/flotilla-io/flotilla/internal/clusterstatus"
@@ -258,6 +264,22 @@ func failoverControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorde
 	return out
 }
 
+// serviceControllers are the multi-cluster service controllers, Karmada's
+// serviceExport, endpointSlice, serviceImport, multiclusterservice,
+// endpointsliceCollect and endpointsliceDispatch.
+func serviceControllers(mgr ctrl.Manager, recorders *eventrecorder.Broadcaster, informers *membercluster.InformerManager) []controllerSetup {
+	return []controllerSetup{
+		{serviceexport.ControllerName, (&serviceexport.Reconciler{Client: mgr.GetClient(), Informers: informers}).SetupWithManager},
+		{endpointslice.ControllerName, (&endpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager},
+		{serviceimport.ControllerName, (&serviceimport.Reconciler{Client: mgr.GetClient(),
+			Recorder: recorders.NewRecorder(serviceimport.ControllerName)}).SetupWithManager},
+		{multiclusterservice.ControllerName, (&multiclusterservice.Reconciler{Client: mgr.GetClient(),
+			Recorder: recorders.NewRecorder(multiclusterservice.ControllerName)}).SetupWithManager},
+		{multiclusterservice.CollectControllerName, (&multiclusterservice.CollectReconciler{Client: mgr.GetClient(), Informers: informers}).SetupWithManager},
+		{multiclusterservice.DispatchControllerName, (&multiclusterservice.DispatchReconciler{Client: mgr.GetClient()}).SetupWithManager},
+	}
+}
+
 // controllerSetup adds one controller to the manager.
 type controllerSetup struct {
 	name  string
@@ -275,7 +297,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
 		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, policyv1alpha1.AddToScheme, configv1alpha1.AddToScheme,
-		appsv1alpha1.AddToScheme} {
+		appsv1alpha1.AddToScheme, multiclusterv1alpha1.AddToScheme, networkingv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return fmt.Errorf("building scheme: %w", err)
 		}
@@ -433,7 +455,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		}).SetupWithManager},
 		{csrapproval.ControllerName, (&csrapproval.Reconciler{Client: mgr.GetClient(), Kube: kube, Direct: direct}).SetupWithManager},
 		{workloadrebalancer.ControllerName, (&workloadrebalancer.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager},
-	}, failoverControllers(mgr, opts, recorders, interp))
+	}, failoverControllers(mgr, opts, recorders, interp), serviceControllers(mgr, recorders, informers))
 	for _, c := range controllers {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)
@@ -469,6 +491,8 @@ func RequiredKinds() []schema.GroupVersionKind {
 		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization"),
 		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration"),
 		appsv1alpha1.GroupVersion.WithKind("WorkloadRebalancer"),
+		multiclusterv1alpha1.GroupVersion.WithKind("ServiceImport"),
+		networkingv1alpha1.GroupVersion.WithKind("MultiClusterService"),
 	}
 }
 

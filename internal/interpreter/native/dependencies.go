@@ -2,17 +2,20 @@ package native
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/names"
 )
 
 // Dependencies are the objects a template needs in every cluster it goes
 // to: the ConfigMaps, Secrets (image pull secrets included), claims and
 // service account its pods use; for an Ingress its TLS secrets and backend
-// Services.
+// Services; for a ServiceImport the derived Service and its EndpointSlices.
 func dependencyRules() map[schema.GroupVersionKind]depsFunc {
 	template := podTemplateDependencies("spec", "template", "spec")
 	return map[schema.GroupVersionKind]depsFunc{
@@ -24,6 +27,7 @@ func dependencyRules() map[schema.GroupVersionKind]depsFunc {
 		jobGVK:         template,
 		cronJobGVK:     podTemplateDependencies("spec", "jobTemplate", "spec", "template", "spec"),
 		ingressGVK:     ingressDependencies,
+		svcImportGVK:   serviceImportDependencies,
 	}
 }
 
@@ -188,4 +192,18 @@ func ingressDependencies(obj *unstructured.Unstructured) ([]configv1alpha1.Depen
 		}
 	}
 	return s.refs, nil
+}
+
+// serviceImportDependencies names what makes an imported service usable in
+// the clusters its ServiceImport goes to: the Service derived-<name> that
+// the service-import controller derives in the control plane, and the
+// EndpointSlices collected from the exporting clusters, which carry
+// kubernetes.io/service-name: derived-<name>.
+func serviceImportDependencies(obj *unstructured.Unstructured) ([]configv1alpha1.DependentObjectReference, error) {
+	derived := names.DerivedService(obj.GetName())
+	return []configv1alpha1.DependentObjectReference{
+		{APIVersion: "v1", Kind: "Service", Namespace: obj.GetNamespace(), Name: derived},
+		{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Namespace: obj.GetNamespace(),
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{discoveryv1.LabelServiceName: derived}}},
+	}, nil
 }

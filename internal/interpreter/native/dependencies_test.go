@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
@@ -51,6 +52,10 @@ func TestGetDependencies(t *testing.T) {
 				map[string]any{"path": "/api", "pathType": "Prefix", "backend": map[string]any{"service": map[string]any{"name": "web"}}},
 			)}}),
 		}, "spec").u(), []configv1alpha1.DependentObjectReference{ref("Secret", "cert"), ref("Service", "fallback"), ref("Service", "web")}},
+		{"service import: the derived service and its endpoint slices", newObj("multicluster.x-k8s.io/v1alpha1", "ServiceImport").
+			set(map[string]any{"type": "ClusterSetIP", "ports": list(map[string]any{"port": int64(80)})}, "spec").u(),
+			[]configv1alpha1.DependentObjectReference{ref("Service", "derived-app"), {APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Namespace: "shop",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/service-name": "derived-app"}}}}},
 	}
 	n := New()
 	for _, tt := range tests {

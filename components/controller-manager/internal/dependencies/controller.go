@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -49,6 +50,10 @@ var watchedKinds = []schema.GroupVersionKind{
 	corev1.SchemeGroupVersion.WithKind("Secret"),
 	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
 	corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+	// A ServiceImport's: its derived Service and the EndpointSlices
+	// collected from exporting clusters, which come and go with pods.
+	corev1.SchemeGroupVersion.WithKind("Service"),
+	discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"),
 }
 
 // Reconciler distributes the dependencies of ResourceBindings with
@@ -72,7 +77,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings/finalizers,verbs=update
 // +kubebuilder:rbac:groups=work.karmada.io,resources=clusterresourcebindings,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=work.karmada.io,resources=clusterresourcebindings/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=configmaps;secrets;persistentvolumeclaims;serviceaccounts,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets;persistentvolumeclaims;serviceaccounts;services,verbs=get;list;watch
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
 

@@ -38,7 +38,8 @@
 // The controller is level-based: each reconcile recomputes the attached
 // bindings of one dependent from the current objects and writes only what
 // differs. Dependents are requeued when their dependencies (ConfigMaps,
-// Secrets, PersistentVolumeClaims and ServiceAccounts of the control plane)
+// Secrets, PersistentVolumeClaims, ServiceAccounts, Services and
+// EndpointSlices of the control plane)
 // appear, change or go, through an index of the dependencies annotation, and
 // when an attached binding is deleted. When a dependent binding is deleted,
 // or propagateDeps is turned off, or the workload no longer references a

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -68,8 +69,15 @@ func TestCustomResourcesOfUserGroupsArePropagated(t *testing.T) {
 					}},
 				},
 			}
-			create(t, crd)
-			t.Cleanup(func() { _ = testClient.Delete(context.Background(), crd) })
+			// The MCS API's CRDs are Flotilla's own now, served from the
+			// start; a user's are created here.
+			switch err := testClient.Create(t.Context(), crd); {
+			case apierrors.IsAlreadyExists(err):
+			case err != nil:
+				t.Fatalf("creating CRD %s: %v", crd.Name, err)
+			default:
+				t.Cleanup(func() { _ = testClient.Delete(context.Background(), crd) })
+			}
 			gvr := schema.GroupVersionResource{Group: tt.group, Version: "v1alpha1", Resource: tt.plural}
 			waitFor(t, "the detector watches "+gvr.String(), func(context.Context) (bool, error) {
 				return testDetector.informers.get(gvr) != nil, nil

@@ -1,0 +1,55 @@
+/*
+Copyright 2026 The Flotilla Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package v1alpha1 holds the multicluster.x-k8s.io/v1alpha1 API of the
+// Kubernetes Multi-Cluster Services API (KEP-1645), in the shape Karmada
+// serves: ServiceExport, which marks a Service of a member cluster as
+// exported to the cluster set, and ServiceImport, which makes an exported
+// service consumable in the clusters it is propagated to.
+//
+// +kubebuilder:object:generate=true
+// +groupName=multicluster.x-k8s.io
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var (
+	// GroupVersion is the group and version of these types.
+	GroupVersion = schema.GroupVersion{Group: "multicluster.x-k8s.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the types of this group-version with a scheme.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+
+	// AddToScheme adds the types of this group-version to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+// addKnownTypes adds the types of this group-version, and the meta/v1 types
+// every group-version serves, to a scheme.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&ServiceExport{},
+		&ServiceExportList{},
+		&ServiceImport{},
+		&ServiceImportList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
