@@ -13,8 +13,17 @@
 //	KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.37.2 go test ./test/bench -run '^$' \
 //	    -bench BenchmarkPropagation -benchtime 1x -timeout 180m -v
 //
-// -v shows each case's table of control-plane requests per template (the
-// benchmark log is cut to a few lines otherwise). One case:
+// It also reports the whole machine's work per template: the CPU time of
+// every process of the federation by role (the control plane's and the
+// members' kube-apiservers, etcd, which all clusters share, the
+// kube-controller-managers, the members' kube-schedulers and kwok, the
+// controller-manager and the scheduler), each in ms/template and summed
+// (cpu-ms/template), and the same for the cleanup: how long deleting every
+// template takes until it is gone from the control plane and the members
+// (delete-s) and the CPU that costs (delete-cpu-ms/template).
+//
+// -v shows each case's tables of control-plane requests and of CPU per
+// template (the benchmark log is cut to a few lines otherwise). One case:
 // -bench 'BenchmarkPropagation/Divided/1000'; other sizes: -args
 // -bench.sizes=300. Extra flags for the components, e.g. to compare settings
 // back to back:
