@@ -45,7 +45,7 @@ func unsupported(k *operatorv1alpha1.Karmada) []string {
 		}
 	}
 	if c.KarmadaAggregatedAPIServer != nil {
-		add("spec.components.karmadaAggregatedAPIServer", "Flotilla serves clusters as a custom resource")
+		add("spec.components.karmadaAggregatedAPIServer", "the operator does not install the aggregated API server yet: its control planes serve Clusters from the CRD, without the cluster proxy")
 	}
 	if c.KarmadaSearch != nil {
 		add("spec.components.karmadaSearch", "Flotilla has no search component")
