@@ -58,7 +58,9 @@ func cluster(t *testing.T, name string) {
 	}
 }
 
-func cpu(q string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)} }
+func cpu(q string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}
+}
 
 func quota(ns, name, overall string, assignments ...policyv1alpha1.StaticClusterAssignment) *policyv1alpha1.FederatedResourceQuota {
 	return &policyv1alpha1.FederatedResourceQuota{
