@@ -97,6 +97,7 @@ type Options struct {
 	enableNoExecuteTaintEviction bool
 	noExecuteTaintEvictionPurge  string
 	gracefulEvictionTimeout      time.Duration
+	selectable                   selectableOptions
 
 	// Restartable lets Run be called again in the same process once an
 	// earlier Run has returned, as the e2e suites do to restart the
@@ -147,6 +148,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How a copy evicted by a NoExecute taint is removed when its policy does not say: Gracefully (once the replacement is up) or Directly.")
 	fs.DurationVar(&o.gracefulEvictionTimeout, "graceful-eviction-timeout", eviction.DefaultTimeout,
 		"How long an evicted copy is kept at most while its replacement comes up, when the eviction sets no grace period.")
+	o.selectable.bindFlags(fs)
 	fs.StringVar(&o.skippedNamespaces, "skipped-propagating-namespaces", "", "Comma-separated regular expressions; matching namespaces are not propagated to members. Reserved namespaces and default never are.")
 }
 
@@ -190,6 +192,9 @@ func (o *Options) validate() ([]*regexp.Regexp, error) {
 	case policyv1alpha1.PurgeModeGracefully, policyv1alpha1.PurgeModeDirectly:
 	default:
 		errs = append(errs, fmt.Errorf("--no-execute-taint-eviction-purge-mode must be Gracefully or Directly, got %q", o.noExecuteTaintEvictionPurge))
+	}
+	if _, err := o.selectable.selection(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.gracefulEvictionTimeout <= 0 {
 		errs = append(errs, errors.New("--graceful-eviction-timeout must be positive"))
@@ -368,6 +373,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return fmt.Errorf("creating uncached client: %w", err)
 	}
 
+	selected, err := selectedControllers(mgr, opts, recorders)
+	if err != nil {
+		return err
+	}
 	controllers := slices.Concat([]controllerSetup{
 		{cluster.ControllerName, (&cluster.Reconciler{
 			Client:                  mgr.GetClient(),
@@ -433,7 +442,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		}).SetupWithManager},
 		{csrapproval.ControllerName, (&csrapproval.Reconciler{Client: mgr.GetClient(), Kube: kube, Direct: direct}).SetupWithManager},
 		{workloadrebalancer.ControllerName, (&workloadrebalancer.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager},
-	}, failoverControllers(mgr, opts, recorders, interp))
+	}, failoverControllers(mgr, opts, recorders, interp), selected)
 	for _, c := range controllers {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)
@@ -469,6 +478,7 @@ func RequiredKinds() []schema.GroupVersionKind {
 		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization"),
 		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration"),
 		appsv1alpha1.GroupVersion.WithKind("WorkloadRebalancer"),
+		policyv1alpha1.GroupVersion.WithKind("FederatedResourceQuota"),
 	}
 }
 
