@@ -62,8 +62,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fed, err = localfed.Start(ctx, localfed.Options{Members: 3, WorkDir: workDir, StartTimeout: 5 * time.Minute,
-		// The failover scenario's ClusterTaintPolicy taints NoExecute.
-		WebhookArgs: []string{"--allow-no-execute-taint-policy=true"}})
+		// The failover scenario's ClusterTaintPolicy taints NoExecute; the
+		// quota scenario's bindings are refused over quota.
+		WebhookArgs: []string{"--allow-no-execute-taint-policy=true", "--feature-gates=FederatedQuotaEnforcement=true"}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the local federation: %v\n", err)
 		return 1
@@ -129,7 +130,9 @@ func startComponents(ctx context.Context) error {
 	logger := log.FromContext(ctx)
 	cm, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--cluster-status-update-frequency=2s", "--cluster-health-probe-period=2s",
-		"--feature-gates=Failover=true,StatefulFailoverInjection=true", "--enable-no-execute-taint-eviction=true")
+		"--feature-gates=Failover=true,StatefulFailoverInjection=true,FederatedQuotaEnforcement=true", "--enable-no-execute-taint-eviction=true",
+		// The HPA scenario's controllers, off by default.
+		"--controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer")
 	if err != nil {
 		return fmt.Errorf("controller-manager options: %w", err)
 	}
