@@ -85,8 +85,8 @@ func TestFederatedResourceQuota(t *testing.T) {
 		Spec: policyv1alpha1.FederatedResourceQuotaSpec{
 			Overall: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
 			StaticAssignments: []policyv1alpha1.StaticClusterAssignment{
-				{ClusterName: "member1", Hard: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}},
-				{ClusterName: "member2", Hard: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}},
+				{ClusterName: "member1", Hard: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
+				{ClusterName: "member2", Hard: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
 			},
 		},
 	}
@@ -98,9 +98,9 @@ func TestFederatedResourceQuota(t *testing.T) {
 	// status comes back.
 	rqKey := client.ObjectKey{Namespace: ns, Name: "team"}
 	inMembers(t, []string{"member1", "member2"}, rqKey, func() *corev1.ResourceQuota { return &corev1.ResourceQuota{} },
-		"ResourceQuota team of 3 cpu", func(rq *corev1.ResourceQuota) bool {
+		"ResourceQuota team of 2 cpu", func(rq *corev1.ResourceQuota) bool {
 			hard := rq.Spec.Hard[corev1.ResourceCPU]
-			return hard.String() == "3"
+			return hard.String() == "2"
 		})
 	absentFrom(t, []string{"member3"}, rqKey, &corev1.ResourceQuota{})
 	eventually(t, "the members' quota status aggregated", func(ctx context.Context) (bool, error) {
