@@ -28,6 +28,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -280,7 +281,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
 		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, policyv1alpha1.AddToScheme, configv1alpha1.AddToScheme,
-		appsv1alpha1.AddToScheme} {
+		appsv1alpha1.AddToScheme, autoscalingv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return fmt.Errorf("building scheme: %w", err)
 		}
@@ -479,6 +480,7 @@ func RequiredKinds() []schema.GroupVersionKind {
 		configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration"),
 		appsv1alpha1.GroupVersion.WithKind("WorkloadRebalancer"),
 		policyv1alpha1.GroupVersion.WithKind("FederatedResourceQuota"),
+		autoscalingv1alpha1.GroupVersion.WithKind("CronFederatedHPA"),
 	}
 }
 

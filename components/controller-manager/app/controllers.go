@@ -9,6 +9,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/deploymentreplicassyncer"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/federatedresourcequota"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/hpascaletargetmarker"
@@ -23,6 +24,7 @@ const (
 	FederatedResourceQuotaEnforcement = "federatedResourceQuotaEnforcement"
 	HPAScaleTargetMarker              = "hpaScaleTargetMarker"
 	DeploymentReplicasSyncer          = "deploymentReplicasSyncer"
+	CronFederatedHPA                  = "cronFederatedHorizontalPodAutoscaler"
 )
 
 // disabledByDefault are the controllers "*" leaves off, Karmada's.
@@ -45,7 +47,7 @@ func (o *selectableOptions) bindFlags(fs *flag.FlagSet) {
 // selectableNames are the names --controllers knows.
 func selectableNames() []string {
 	return []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement,
-		HPAScaleTargetMarker, DeploymentReplicasSyncer}
+		HPAScaleTargetMarker, DeploymentReplicasSyncer, CronFederatedHPA}
 }
 
 // selection is a parsed --controllers.
@@ -91,7 +93,7 @@ func (s selection) enabled(name string) bool {
 // selectedControllers are the controllers --controllers and the feature
 // gates turn on: the FederatedResourceQuota controllers (enforcement with
 // FederatedQuotaEnforcement) and those that keep HPA-scaled templates in
-// line with their members.
+// line with their members, and the CronFederatedHPA controller.
 func selectedControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorder.Broadcaster) ([]controllerSetup, error) {
 	sel, err := opts.selectable.selection()
 	if err != nil {
@@ -117,6 +119,9 @@ func selectedControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorde
 			(&hpascaletargetmarker.Reconciler{Client: mgr.GetClient()}).SetupWithManager}},
 		{DeploymentReplicasSyncer, true, controllerSetup{deploymentreplicassyncer.ControllerName,
 			(&deploymentreplicassyncer.Reconciler{Client: mgr.GetClient()}).SetupWithManager}},
+		{CronFederatedHPA, true, controllerSetup{cronfederatedhpa.ControllerName, (&cronfederatedhpa.Reconciler{
+			Client: mgr.GetClient(), Recorder: recorders.NewRecorder(cronfederatedhpa.ControllerName),
+		}).SetupWithManager}},
 	}
 	var out []controllerSetup
 	for _, c := range named {

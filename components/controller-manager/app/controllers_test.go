@@ -12,12 +12,12 @@ func TestControllersFlag(t *testing.T) {
 		flag string
 		want []string
 	}{
-		{"*", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement}},
-		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", []string{FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker}},
+		{"*", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA}},
+		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", []string{FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker, CronFederatedHPA}},
 		// Without "*", only what is named.
 		{"deploymentReplicasSyncer", []string{DeploymentReplicasSyncer}},
 		// The first explicit choice wins, as in Karmada.
-		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement}},
+		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA}},
 		{"", nil},
 	}
 	for _, tc := range tests {
