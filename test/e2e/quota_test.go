@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -210,5 +211,47 @@ func TestHPAReplicasSync(t *testing.T) {
 			}
 		}
 		return true, nil
+	})
+}
+
+// TestCronFederatedHPAScalesAtItsMinute: a CronFederatedHPA whose rule
+// runs every minute scales a propagated Deployment's template from 1 to 3
+// replicas through its scale subresource when the minute comes; the
+// members follow and the rule's success is in its execution history.
+func TestCronFederatedHPAScalesAtItsMinute(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t, "e2e-cronfhpa")
+	create(t, propagationPolicy(ns, "web", []string{"member1"}, policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}))
+	d := deployment(ns, "web", 1, "registry.example/web:1")
+	create(t, d)
+	key := client.ObjectKeyFromObject(d)
+	inMembers(t, []string{"member1"}, key, newDeployment, "web with 1 replica", func(got *appsv1.Deployment) bool { return *got.Spec.Replicas == 1 })
+
+	cron := &autoscalingv1alpha1.CronFederatedHPA{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: autoscalingv1alpha1.CronFederatedHPASpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			Rules: []autoscalingv1alpha1.CronFederatedHPARule{{
+				Name: "scale-up", Schedule: "* * * * *", TargetReplicas: ptr.To[int32](3), TimeZone: ptr.To("Europe/Paris"),
+			}},
+		},
+	}
+	create(t, cron)
+	eventually(t, "the rule's next execution on a minute", func(ctx context.Context) (bool, error) {
+		var got autoscalingv1alpha1.CronFederatedHPA
+		if err := cp.Get(ctx, client.ObjectKeyFromObject(cron), &got); err != nil {
+			return false, err
+		}
+		h := got.Status.ExecutionHistories
+		return len(h) == 1 && h[0].NextExecutionTime != nil && h[0].NextExecutionTime.Second() == 0, nil
+	})
+	inMembers(t, []string{"member1"}, key, newDeployment, "web scaled to 3 at the minute", func(got *appsv1.Deployment) bool { return *got.Spec.Replicas == 3 })
+	eventually(t, "the success in the rule's history", func(ctx context.Context) (bool, error) {
+		var got autoscalingv1alpha1.CronFederatedHPA
+		if err := cp.Get(ctx, client.ObjectKeyFromObject(cron), &got); err != nil {
+			return false, err
+		}
+		h := got.Status.ExecutionHistories
+		return len(h) == 1 && len(h[0].SuccessfulExecutions) >= 1 && ptr.Deref(h[0].SuccessfulExecutions[0].AppliedReplicas, 0) == 3, nil
 	})
 }
