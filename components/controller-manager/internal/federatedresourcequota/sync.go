@@ -239,6 +239,11 @@ func (r *SyncReconciler) ensureWork(ctx context.Context, quota *policyv1alpha1.F
 		}}
 		w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: manifest}}}
 		if err := r.Client.Create(ctx, w); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				// Written by the previous pass and not in the cache yet; its
+				// event brings the quota back.
+				return false, nil
+			}
 			return false, fmt.Errorf("creating Work %s: %w", key, err)
 		}
 		return true, nil
