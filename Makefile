@@ -41,9 +41,23 @@ manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into c
 	cp config/crd/operator/operator.karmada.io_karmadas.yaml deploy/charts/flotilla-operator/crds/
 	cp config/rbac/operator/role.yaml deploy/charts/flotilla-operator/files/operator-role.yaml
 
+# Packages whose OpenAPI definitions the aggregated API server serves: the
+# Cluster API and every Kubernetes type it refers to.
+# Flotilla's get OpenAPIModelName methods (zz_generated.model_name.go), the
+# names the API server's definition namer looks up.
+OPENAPI_PACKAGES = github.com/flotilla-io/flotilla/api/cluster/v1alpha1 \
+	github.com/flotilla-io/flotilla/components/aggregated-apiserver/internal/clusterapi
+OPENAPI_K8S_PACKAGES = k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
+	k8s.io/apimachinery/pkg/api/resource k8s.io/apimachinery/pkg/util/intstr k8s.io/api/core/v1
+
 .PHONY: generate
-generate: controller-gen ## Generate DeepCopy methods for the API types.
+generate: controller-gen openapi-gen ## Generate DeepCopy methods for the API types and the aggregated API server's OpenAPI definitions.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+	$(OPENAPI_GEN) --output-dir components/aggregated-apiserver/internal/openapi \
+		--output-pkg github.com/flotilla-io/flotilla/components/aggregated-apiserver/internal/openapi \
+		--output-file zz_generated.openapi.go --go-header-file hack/boilerplate.go.txt \
+		--output-model-name-file zz_generated.model_name.go $(addprefix --readonly-pkg=,$(OPENAPI_K8S_PACKAGES)) \
+		--report-filename $(LOCALBIN)/openapi-api-violations.list $(OPENAPI_PACKAGES) $(OPENAPI_K8S_PACKAGES)
 
 .PHONY: fmt
 fmt: ## Run go fmt.
@@ -200,6 +214,7 @@ $(LOCALBIN):
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+OPENAPI_GEN ?= $(LOCALBIN)/openapi-gen
 
 KUSTOMIZE ?= $(LOCALBIN)/kustomize
 
@@ -208,14 +223,21 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 # kustomize v5.8.2 is built on kustomize/api v0.21.2, the version in go.mod
 # (hack/deploy renders with it), and needs Go 1.26; v5.8.3 needs Go 1.27.
 KUSTOMIZE_VERSION ?= v5.8.2
+# openapi-gen comes with k8s.io/kube-openapi, at the version go.mod requires.
+KUBE_OPENAPI_VERSION ?= $(shell go list -m -f '{{.Version}}' k8s.io/kube-openapi)
 
 .PHONY: tools
-tools: controller-gen golangci-lint kustomize k8s-binaries ## Install every tool and Kubernetes binary into bin/.
+tools: controller-gen openapi-gen golangci-lint kustomize k8s-binaries ## Install every tool and Kubernetes binary into bin/.
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen.
 $(CONTROLLER_GEN): $(LOCALBIN)
 	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: openapi-gen
+openapi-gen: $(OPENAPI_GEN) ## Install openapi-gen (kube-openapi's, the version go.mod requires).
+$(OPENAPI_GEN): $(LOCALBIN)
+	$(call go-install-tool,$(OPENAPI_GEN),k8s.io/kube-openapi/cmd/openapi-gen,$(KUBE_OPENAPI_VERSION))
 
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint.

@@ -284,7 +284,9 @@ func (o *localUpOptions) federationOptions() (localfed.Options, error) {
 	if o.pullMembers < 0 {
 		return localfed.Options{}, fmt.Errorf("--pull-members must not be negative, got %d", o.pullMembers)
 	}
-	opts := localfed.Options{Members: o.members, PullMembers: o.pullMembers, BinDir: o.binDir}
+	// Clusters and their proxy come from the aggregated API server, as in
+	// Karmada, so that get/describe --operation-scope members work.
+	opts := localfed.Options{Members: o.members, PullMembers: o.pullMembers, BinDir: o.binDir, AggregatedAPIServer: true}
 	opts.Nodes.Count = o.nodes
 	for flag, q := range map[string]struct {
 		value string

@@ -43,5 +43,6 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newCordonCommand(true), newCordonCommand(false), newTaintCommand())
 	root.AddCommand(newJoinCommand(), newUnjoinCommand())
 	root.AddCommand(newTokenCommand(), newRegisterCommand(), newUnregisterCommand())
+	root.AddCommand(newGetCommand(), newDescribeCommand(), newPromoteCommand())
 	return root
 }

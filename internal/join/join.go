@@ -121,7 +121,24 @@ func GrantAccess(ctx context.Context, member client.Client, opts Options) (Crede
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}},
 	}
-	for _, obj := range []client.Object{ns, sa, impersonator, role, binding} {
+	// The impersonator may impersonate anyone: who may proxy to the member
+	// at all is decided in the control plane (clusters/proxy), and what the
+	// impersonated user may do by the member's own RBAC.
+	impersonation := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: impersonatorServiceAccount, Labels: labels()},
+		Rules: []rbacv1.PolicyRule{
+			{Verbs: []string{"impersonate"}, APIGroups: []string{""}, Resources: []string{"users", "groups", "serviceaccounts"}},
+			// Every extra (userextras/<key>, which RBAC cannot wildcard by
+			// itself) and uids.
+			{Verbs: []string{"impersonate"}, APIGroups: []string{authenticationv1.GroupName}, Resources: []string{rbacv1.ResourceAll}},
+		},
+	}
+	impersonationBinding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: impersonatorServiceAccount, Labels: labels()},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: impersonation.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: impersonator.Namespace, Name: impersonator.Name}},
+	}
+	for _, obj := range []client.Object{ns, sa, impersonator, role, binding, impersonation, impersonationBinding} {
 		if err := member.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return Credentials{}, fmt.Errorf("creating %T %s in the member: %w", obj, obj.GetName(), err)
 		}
@@ -283,6 +300,8 @@ func Unjoin(ctx context.Context, controlPlane, member client.Client, name, names
 		// One member is joined under one name, so its impersonator goes too.
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: impersonatorServiceAccount}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: impersonatorServiceAccount}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: impersonatorServiceAccount}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: impersonatorServiceAccount}},
 	} {
 		if err := member.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting %T %s from the member: %w", obj, obj.GetName(), err)

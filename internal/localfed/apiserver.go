@@ -109,5 +109,15 @@ func (f *Federation) apiServerArgs(c *Cluster) []string {
 		// Service's endpoint, which EndpointSlice validation rejects as loopback.
 		"--endpoint-reconciler-type=none",
 		"--profiling=" + strconv.FormatBool(f.opts.Profiling),
+		// Aggregated API servers (the control plane's cluster proxy) trust
+		// the user the API server names in these headers, signed by the
+		// front proxy's client certificate.
+		"--requestheader-client-ca-file=" + c.path(fileFrontProxyCA),
+		"--requestheader-allowed-names=" + frontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + c.path(fileFrontProxyClientCert),
+		"--proxy-client-key-file=" + c.path(fileFrontProxyClientKey),
 	}
 }

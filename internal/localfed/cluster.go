@@ -54,6 +54,11 @@ const (
 	fileSAPub         = "service-account.pub"
 	identityAdmin     = "localfed-admin"
 	groupSystemMaster = "system:masters"
+
+	fileFrontProxyCA         = "front-proxy-ca.crt"
+	fileFrontProxyClientCert = "front-proxy-client.crt"
+	fileFrontProxyClientKey  = "front-proxy-client.key"
+	frontProxyClientName     = "front-proxy-client"
 )
 
 // componentIdentity is the client certificate a process authenticates with.
@@ -65,6 +70,11 @@ func componentIdentity(component string) (certRequest, bool) {
 		return certRequest{commonName: "system:kube-controller-manager"}, true
 	case binKubeScheduler:
 		return certRequest{commonName: "system:kube-scheduler"}, true
+	case componentAggregated:
+		// It reads members' Secrets, delegates authentication and
+		// authorization, and runs admission with the control plane's
+		// webhook configurations: cluster-admin in the local federation.
+		return certRequest{commonName: "system:" + componentAggregated, organizations: []string{groupSystemMaster}}, true
 	case binKwok:
 		// kwok plays a kubelet for every node and deletes pods: it needs more
 		// than the node authorizer would let one kubelet do.
@@ -107,8 +117,22 @@ func newCluster(workDir, name string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The front proxy is the API server itself calling aggregated API
+	// servers (the cluster proxy, metrics) with the user in headers: a CA of
+	// its own, so that no other client certificate can speak for a user.
+	frontProxyCA, err := newCertAuthority(name + "-front-proxy-ca")
+	if err != nil {
+		return nil, err
+	}
+	frontProxyClient, err := frontProxyCA.issue(certRequest{commonName: frontProxyClientName})
+	if err != nil {
+		return nil, err
+	}
 	files := map[string][]byte{
-		fileCA: ca.certPEM,
+		fileFrontProxyCA:         frontProxyCA.certPEM,
+		fileFrontProxyClientCert: frontProxyClient.certPEM,
+		fileFrontProxyClientKey:  frontProxyClient.keyPEM,
+		fileCA:                   ca.certPEM,
 		// kube-controller-manager signs approved client CSRs with the CA
 		// (the agents' certificates).
 		fileCAKey:       caKey,

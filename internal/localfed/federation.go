@@ -55,6 +55,9 @@ type Federation struct {
 
 	// webhook is the control plane's admission webhook (webhook.go).
 	webhook *webhookServer
+	// aggregated is the control plane's aggregated API server
+	// (aggregated.go), when Options.AggregatedAPIServer.
+	aggregated *aggregatedServer
 	// agents run the Pull members' agents (agent.go), by member.
 	agents map[string]*agent
 
@@ -201,6 +204,11 @@ func (f *Federation) startControlPlane(ctx context.Context, c *Cluster) error {
 	if f.webhook, err = f.startWebhook(ctx, c); err != nil {
 		return err
 	}
+	if f.opts.AggregatedAPIServer {
+		if f.aggregated, err = f.startAggregatedAPIServer(ctx, c); err != nil {
+			return err
+		}
+	}
 	if err := waitFor(ctx, c.Name+" kube-controller-manager", defaultServiceAccountExists(c), c.apiserver, kcm); err != nil {
 		return err
 	}
@@ -325,11 +333,12 @@ func (f *Federation) StartMember(ctx context.Context, name string) error {
 // died before Close. Calling it again returns the first result.
 func (f *Federation) Close() error {
 	f.closeOnce.Do(func() {
-		// Agents and the webhook go first, while the API servers they
+		// Agents, the webhook and the aggregated API server go first, while the API servers they
 		// talk to still run.
 		agentsErr := f.stopAgents()
 		webhookErr := f.webhook.stop()
-		f.closeErr = errors.Join(agentsErr, webhookErr, f.sup.stopAll(f.opts.StopGracePeriod))
+		aggregatedErr := f.aggregated.stop()
+		f.closeErr = errors.Join(agentsErr, webhookErr, aggregatedErr, f.sup.stopAll(f.opts.StopGracePeriod))
 		f.releaseHostClaim()
 	})
 	return f.closeErr

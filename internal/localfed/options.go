@@ -52,6 +52,11 @@ type Options struct {
 	// plane itself and joins them to it.
 	NoControlPlane bool
 
+	// AggregatedAPIServer serves cluster.karmada.io/v1alpha1 (Cluster and
+	// its proxy) from Flotilla's aggregated API server, as Karmada does,
+	// instead of from the CRD.
+	AggregatedAPIServer bool
+
 	// Profiling serves /debug/pprof on every API server (cluster-admin
 	// only), for benchmarks that want to see where the servers spend CPU.
 	Profiling bool

@@ -63,6 +63,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fed, err = localfed.Start(ctx, localfed.Options{Members: 3, WorkDir: workDir, StartTimeout: 5 * time.Minute,
+		// Clusters and their proxy are served as in Karmada, by the
+		// aggregated API server.
+		AggregatedAPIServer: true,
 		// The failover scenario's ClusterTaintPolicy taints NoExecute; the
 		// quota scenario's bindings are refused over quota.
 		WebhookArgs: []string{"--allow-no-execute-taint-policy=true", "--feature-gates=FederatedQuotaEnforcement=true"}})

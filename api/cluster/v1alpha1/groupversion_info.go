@@ -14,13 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package v1alpha1 holds the cluster.karmada.io/v1alpha1 API: Cluster, one
-// member cluster joined to the control plane, how to reach it and what it
-// reports back. Karmada serves this kind from an aggregated API server; here it
-// is a CRD with the same wire shape.
-//
-// +kubebuilder:object:generate=true
-// +groupName=cluster.karmada.io
 package v1alpha1
 
 import (

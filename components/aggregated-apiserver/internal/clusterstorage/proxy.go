@@ -1,0 +1,191 @@
+package clusterstorage
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/aggregated-apiserver/internal/clusterapi"
+)
+
+// SecretGetter reads a control-plane Secret: the member's CA and the
+// impersonator's token.
+type SecretGetter interface {
+	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+}
+
+// ProxyREST is clusters/{name}/proxy/{path}: the request is passed to the
+// member's API server as the impersonator ServiceAccount, impersonating the
+// user the control plane authenticated, so the member's own authorization
+// decides what that user may do there.
+type ProxyREST struct {
+	Clusters rest.Getter
+	Secrets  SecretGetter
+}
+
+var _ rest.Connecter = &ProxyREST{}
+
+// proxyMethods are the verbs passed through: every one an API server serves.
+var proxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+
+// New returns an empty ClusterProxyOptions.
+func (r *ProxyREST) New() runtime.Object { return &clusterapi.ClusterProxyOptions{} }
+
+// Destroy is a no-op: there is no storage of its own.
+func (r *ProxyREST) Destroy() {}
+
+// ConnectMethods lists the verbs passed through.
+func (r *ProxyREST) ConnectMethods() []string { return proxyMethods }
+
+// NewConnectOptions takes the path below proxy/ into ClusterProxyOptions.path.
+func (r *ProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
+	return &clusterapi.ClusterProxyOptions{}, true, "path"
+}
+
+// Connect returns the handler of one proxied request.
+func (r *ProxyREST) Connect(ctx context.Context, name string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
+	opts, ok := options.(*clusterapi.ClusterProxyOptions)
+	if !ok {
+		return nil, fmt.Errorf("invalid options object: %T", options)
+	}
+	obj, err := r.Clusters.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cluster := obj.(*clusterv1alpha1.Cluster)
+	requester, ok := request.UserFrom(ctx)
+	if !ok {
+		return nil, apierrors.NewUnauthorized("no user in the request")
+	}
+	target, err := r.target(ctx, cluster, opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	handler := proxy.NewUpgradeAwareHandler(target.location, target.transport, false, false, proxy.NewErrorResponder(responder))
+	handler.UseLocationHost = true
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		impersonate(req, target.token, requester)
+		handler.ServeHTTP(w, req)
+	}), nil
+}
+
+// target is where and how one proxied request goes.
+type target struct {
+	location  *url.URL
+	transport http.RoundTripper
+	token     string
+}
+
+func (r *ProxyREST) target(ctx context.Context, cluster *clusterv1alpha1.Cluster, proxyPath string) (*target, error) {
+	if cluster.Spec.APIEndpoint == "" {
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("cluster %s has no spec.apiEndpoint", cluster.Name))
+	}
+	location, err := url.Parse(cluster.Spec.APIEndpoint)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("cluster %s: spec.apiEndpoint: %w", cluster.Name, err))
+	}
+	location.Path = path.Join(location.Path, proxyPath)
+	// path.Join drops the trailing slash a client asked for; the member's
+	// API server answers some paths only with it.
+	if strings.HasSuffix(proxyPath, "/") && !strings.HasSuffix(location.Path, "/") {
+		location.Path += "/"
+	}
+	ref := cluster.Spec.ImpersonatorSecretRef
+	if ref == nil {
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("cluster %s has no spec.impersonatorSecretRef: it cannot be proxied to", cluster.Name))
+	}
+	secret, err := r.Secrets.GetSecret(ctx, ref.Namespace, ref.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading cluster %s's impersonator secret %s/%s: %w", cluster.Name, ref.Namespace, ref.Name, err)
+	}
+	token := string(secret.Data[clusterv1alpha1.SecretTokenKey])
+	if token == "" {
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("cluster %s's impersonator secret %s/%s has no %q", cluster.Name, ref.Namespace, ref.Name, clusterv1alpha1.SecretTokenKey))
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cluster.Spec.InsecureSkipTLSVerification} //nolint:gosec // the Cluster asks for it
+	if !cluster.Spec.InsecureSkipTLSVerification {
+		pool, err := r.caPool(ctx, cluster)
+		if err != nil {
+			return nil, err
+		}
+		tlsConfig.RootCAs = pool
+	}
+	transport := &http.Transport{TLSClientConfig: tlsConfig, Proxy: http.ProxyFromEnvironment}
+	if cluster.Spec.ProxyURL != "" {
+		proxyURL, err := url.Parse(cluster.Spec.ProxyURL)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("cluster %s: spec.proxyURL: %w", cluster.Name, err))
+		}
+		transport.Proxy = http.ProxyURL(proxyURL)
+		header := http.Header{}
+		for k, v := range cluster.Spec.ProxyHeader {
+			header[http.CanonicalHeaderKey(k)] = strings.Split(v, ",")
+		}
+		transport.ProxyConnectHeader = header
+	}
+	return &target{location: location, transport: transport, token: token}, nil
+}
+
+// caPool is the member's CA from spec.secretRef; none means the system's.
+func (r *ProxyREST) caPool(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*x509.CertPool, error) {
+	ref := cluster.Spec.SecretRef
+	if ref == nil {
+		return nil, nil
+	}
+	secret, err := r.Secrets.GetSecret(ctx, ref.Namespace, ref.Name)
+	if err != nil {
+		return nil, fmt.Errorf("reading cluster %s's secret %s/%s: %w", cluster.Name, ref.Namespace, ref.Name, err)
+	}
+	ca := secret.Data[clusterv1alpha1.SecretCADataKey]
+	if len(ca) == 0 {
+		return nil, nil
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, apierrors.NewInternalError(fmt.Errorf("cluster %s's secret %s/%s: %q holds no PEM certificate", cluster.Name, ref.Namespace, ref.Name, clusterv1alpha1.SecretCADataKey))
+	}
+	return pool, nil
+}
+
+// impersonate replaces whatever identity the request carries with the
+// impersonator's token and the requester as the one impersonated.
+func impersonate(req *http.Request, token string, requester user.Info) {
+	for k := range req.Header {
+		if strings.HasPrefix(k, "Impersonate-") || strings.HasPrefix(k, "X-Remote-") {
+			req.Header.Del(k)
+		}
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set(authenticationv1.ImpersonateUserHeader, requester.GetName())
+	if uid := requester.GetUID(); uid != "" {
+		req.Header.Set(authenticationv1.ImpersonateUIDHeader, uid)
+	}
+	for _, group := range requester.GetGroups() {
+		// The member adds system:authenticated itself.
+		if group == user.AllAuthenticated {
+			continue
+		}
+		req.Header.Add(authenticationv1.ImpersonateGroupHeader, group)
+	}
+	for key, values := range requester.GetExtra() {
+		for _, v := range values {
+			req.Header.Add(authenticationv1.ImpersonateUserExtraHeaderPrefix+url.PathEscape(key), v)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package localfed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	aggregatedapp "github.com/flotilla-io/flotilla/components/aggregated-apiserver/app"
+)
+
+// componentAggregated names the aggregated API server's files in the
+// control plane's directory.
+const componentAggregated = "aggregated-apiserver"
+
+// aggregatedServer is the control plane's aggregated API server, run in
+// this process the way a deployment runs karmada-aggregated-apiserver next
+// to the API server: on 127.0.0.1 with a certificate of the control plane's
+// CA, on the control plane's etcd and prefix, registered by an APIService
+// whose Service is an ExternalName of 127.0.0.1.
+type aggregatedServer struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startAggregatedAPIServer starts it and returns once the control plane
+// serves cluster.karmada.io from it. The Cluster CRD is installed before,
+// so every start also takes Clusters over from the CRD, as an upgrade does.
+func (f *Federation) startAggregatedAPIServer(ctx context.Context, c *Cluster) (*aggregatedServer, error) {
+	port, err := f.ports.next()
+	if err != nil {
+		return nil, err
+	}
+	serving, err := c.ca.issue(certRequest{
+		commonName: aggregatedapp.ServiceName,
+		server:     true,
+		ips:        []net.IP{net.IPv4(127, 0, 0, 1)},
+		dnsNames:   []string{"localhost", aggregatedapp.ServiceName + "." + NamespaceSystem + ".svc"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.writeComponentKubeconfigs(componentAggregated); err != nil {
+		return nil, err
+	}
+	kubeconfig := c.componentKubeconfig(componentAggregated)
+	opts, err := aggregatedapp.NewOptions()
+	if err != nil {
+		return nil, err
+	}
+	fs := pflag.NewFlagSet(componentAggregated, pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse([]string{
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--etcd-servers=" + f.etcdURL,
+		"--etcd-prefix=" + c.etcdPrefix,
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+	}); err != nil {
+		return nil, fmt.Errorf("aggregated API server flags: %w", err)
+	}
+	opts.ShutdownTimeout = 5 * time.Second
+	// The certificate is given in memory rather than by file: a file is
+	// watched with inotify, whose instances a machine running several
+	// federations runs short of.
+	if opts.Recommended.SecureServing.ServerCert.GeneratedCert, err = dynamiccertificates.NewStaticCertKeyContent(
+		aggregatedapp.ServiceName, serving.certPEM, serving.keyPEM); err != nil {
+		return nil, fmt.Errorf("the aggregated API server's certificate: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	s := &aggregatedServer{cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- aggregatedapp.Run(runCtx, opts) }()
+	regCtx, stopReg := context.WithCancel(ctx)
+	defer stopReg()
+	go func() {
+		// A server that fails to start ends the registration's wait.
+		select {
+		case err := <-s.done:
+			s.done <- err
+			stopReg()
+		case <-regCtx.Done():
+		}
+	}()
+	err = aggregatedapp.Register(regCtx, c.Config, aggregatedapp.Registration{
+		Namespace:    NamespaceSystem,
+		ExternalName: "127.0.0.1",
+		Port:         int32(port), //nolint:gosec // a port
+		CABundle:     c.CAData,
+	})
+	if err != nil {
+		select {
+		case runErr := <-s.done:
+			s.done <- runErr
+			err = errors.Join(err, fmt.Errorf("the aggregated API server stopped: %w", runErr))
+		default:
+		}
+		_ = s.stop()
+		return nil, fmt.Errorf("starting the aggregated API server: %w", err)
+	}
+	log.FromContext(ctx).V(1).Info("Aggregated API server ready", "cluster", c.Name, "port", port)
+	return s, nil
+}
+
+// stop stops the server and reports whether it had failed. Stopping nil
+// does nothing.
+func (s *aggregatedServer) stop() error {
+	if s == nil {
+		return nil
+	}
+	s.cancel()
+	err := <-s.done
+	s.done <- err
+	if err != nil {
+		return fmt.Errorf("aggregated API server: %w", err)
+	}
+	return nil
+}
+
+// StartAggregatedAPIServer makes the control plane serve
+// cluster.karmada.io/v1alpha1 from the aggregated API server, taking the
+// Clusters over from the CRD; with Options.AggregatedAPIServer, Start does
+// it. Starting it again does nothing.
+func (f *Federation) StartAggregatedAPIServer(ctx context.Context) error {
+	if f.ControlPlane == nil {
+		return errors.New("the federation has no control plane")
+	}
+	if f.aggregated != nil {
+		return nil
+	}
+	s, err := f.startAggregatedAPIServer(ctx, f.ControlPlane)
+	if err != nil {
+		return err
+	}
+	f.aggregated = s
+	return nil
+}
