@@ -12,6 +12,7 @@ require (
 	github.com/operator-framework/api v0.38.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/procfs v0.21.1
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/yuin/gopher-lua v1.1.2

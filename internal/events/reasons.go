@@ -36,6 +36,14 @@ const (
 	ReasonDependencyPolicyConflict = "DependencyPolicyConflict"
 )
 
+// FederatedResourceQuota status from the bindings of its namespace (with
+// FederatedQuotaEnforcement); its Works and member status use
+// ReasonSyncWork* and ReasonAggregateStatus*, as Karmada's.
+const (
+	ReasonCollectOverallStatusSucceed = "CollectOverallStatusSucceed"
+	ReasonCollectOverallStatusFailed  = "CollectOverallStatusFailed"
+)
+
 // Work lifecycle in member clusters.
 const (
 	ReasonSyncSucceed = "SyncSucceed"

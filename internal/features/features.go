@@ -26,12 +26,17 @@ const (
 	// failover.cluster.statePreservation names from the evicted copy into
 	// the labels of its replacement.
 	StatefulFailoverInjection featuregate.Feature = "StatefulFailoverInjection"
+	// FederatedQuotaEnforcement enforces FederatedResourceQuotas on the
+	// control plane: their usage is computed from the namespace's
+	// ResourceBindings and a binding that would exceed one is refused.
+	FederatedQuotaEnforcement featuregate.Feature = "FederatedQuotaEnforcement"
 )
 
 var defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	Failover:                  {Default: false, PreRelease: featuregate.Beta},
 	GracefulEviction:          {Default: true, PreRelease: featuregate.Beta},
 	StatefulFailoverInjection: {Default: false, PreRelease: featuregate.Alpha},
+	FederatedQuotaEnforcement: {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // Gates is one component's set of feature gates. Each component instance

@@ -23,6 +23,9 @@ func TestDefaultsAndFlag(t *testing.T) {
 	if !g.Enabled(features.Failover) || g.Enabled(features.GracefulEviction) {
 		t.Error("--feature-gates not applied")
 	}
+	if g.Enabled(features.FederatedQuotaEnforcement) {
+		t.Error("FederatedQuotaEnforcement is on by default; Karmada's is off")
+	}
 	// Each instance has its own gates.
 	if features.New().Enabled(features.Failover) {
 		t.Error("a new gate set shares another's settings")

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -66,15 +67,16 @@ func run(m *testing.M) int {
 		// Clusters and their proxy are served as in Karmada, by the
 		// aggregated API server.
 		AggregatedAPIServer: true,
-		// The failover scenario's ClusterTaintPolicy taints NoExecute.
-		WebhookArgs: []string{"--allow-no-execute-taint-policy=true"}})
+		// The failover scenario's ClusterTaintPolicy taints NoExecute; the
+		// quota scenario's bindings are refused over quota.
+		WebhookArgs: []string{"--allow-no-execute-taint-policy=true", "--feature-gates=FederatedQuotaEnforcement=true"}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the local federation: %v\n", err)
 		return 1
 	}
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
-		policyv1alpha1.AddToScheme, workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, networkingv1alpha1.AddToScheme} {
+		policyv1alpha1.AddToScheme, workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, networkingv1alpha1.AddToScheme, autoscalingv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -133,7 +135,9 @@ func startComponents(ctx context.Context) error {
 	logger := log.FromContext(ctx)
 	cm, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--cluster-status-update-frequency=2s", "--cluster-health-probe-period=2s",
-		"--feature-gates=Failover=true,StatefulFailoverInjection=true", "--enable-no-execute-taint-eviction=true")
+		"--feature-gates=Failover=true,StatefulFailoverInjection=true,FederatedQuotaEnforcement=true", "--enable-no-execute-taint-eviction=true",
+		// The HPA scenario's controllers, off by default.
+		"--controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer")
 	if err != nil {
 		return fmt.Errorf("controller-manager options: %w", err)
 	}

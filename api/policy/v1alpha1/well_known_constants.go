@@ -79,3 +79,12 @@ const (
 	// DefaultSchedulerName is the scheduler used when schedulerName is empty.
 	DefaultSchedulerName = "default-scheduler"
 )
+
+// Labels on the Works that carry a FederatedResourceQuota's static
+// assignments to member clusters as ResourceQuotas.
+const (
+	// FederatedResourceQuotaNamespaceLabel is the namespace of the quota.
+	FederatedResourceQuotaNamespaceLabel = "federatedresourcequota.karmada.io/namespace"
+	// FederatedResourceQuotaNameLabel is the name of the quota.
+	FederatedResourceQuotaNameLabel = "federatedresourcequota.karmada.io/name"
+)

@@ -28,6 +28,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	multiclusterv1alpha1 "github.com/flotilla-io/flotilla/api/multicluster/v1alpha1"
@@ -103,6 +104,7 @@ type Options struct {
 	enableNoExecuteTaintEviction bool
 	noExecuteTaintEvictionPurge  string
 	gracefulEvictionTimeout      time.Duration
+	selectable                   selectableOptions
 
 	// Restartable lets Run be called again in the same process once an
 	// earlier Run has returned, as the e2e suites do to restart the
@@ -153,6 +155,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How a copy evicted by a NoExecute taint is removed when its policy does not say: Gracefully (once the replacement is up) or Directly.")
 	fs.DurationVar(&o.gracefulEvictionTimeout, "graceful-eviction-timeout", eviction.DefaultTimeout,
 		"How long an evicted copy is kept at most while its replacement comes up, when the eviction sets no grace period.")
+	o.selectable.bindFlags(fs)
 	fs.StringVar(&o.skippedNamespaces, "skipped-propagating-namespaces", "", "Comma-separated regular expressions; matching namespaces are not propagated to members. Reserved namespaces and default never are.")
 }
 
@@ -196,6 +199,9 @@ func (o *Options) validate() ([]*regexp.Regexp, error) {
 	case policyv1alpha1.PurgeModeGracefully, policyv1alpha1.PurgeModeDirectly:
 	default:
 		errs = append(errs, fmt.Errorf("--no-execute-taint-eviction-purge-mode must be Gracefully or Directly, got %q", o.noExecuteTaintEvictionPurge))
+	}
+	if _, err := o.selectable.selection(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.gracefulEvictionTimeout <= 0 {
 		errs = append(errs, errors.New("--graceful-eviction-timeout must be positive"))
@@ -297,7 +303,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1alpha1.AddToScheme,
 		workv1alpha1.AddToScheme, workv1alpha2.AddToScheme, policyv1alpha1.AddToScheme, configv1alpha1.AddToScheme,
-		appsv1alpha1.AddToScheme, multiclusterv1alpha1.AddToScheme, networkingv1alpha1.AddToScheme} {
+		appsv1alpha1.AddToScheme, autoscalingv1alpha1.AddToScheme, multiclusterv1alpha1.AddToScheme, networkingv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return fmt.Errorf("building scheme: %w", err)
 		}
@@ -390,6 +396,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return fmt.Errorf("creating uncached client: %w", err)
 	}
 
+	selected, err := selectedControllers(mgr, opts, recorders)
+	if err != nil {
+		return err
+	}
 	controllers := slices.Concat([]controllerSetup{
 		{cluster.ControllerName, (&cluster.Reconciler{
 			Client:                  mgr.GetClient(),
@@ -455,7 +465,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		}).SetupWithManager},
 		{csrapproval.ControllerName, (&csrapproval.Reconciler{Client: mgr.GetClient(), Kube: kube, Direct: direct}).SetupWithManager},
 		{workloadrebalancer.ControllerName, (&workloadrebalancer.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager},
-	}, failoverControllers(mgr, opts, recorders, interp), serviceControllers(mgr, recorders, informers))
+	}, failoverControllers(mgr, opts, recorders, interp), serviceControllers(mgr, recorders, informers), selected)
 	for _, c := range controllers {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)
@@ -493,6 +503,8 @@ func RequiredKinds() []schema.GroupVersionKind {
 		appsv1alpha1.GroupVersion.WithKind("WorkloadRebalancer"),
 		multiclusterv1alpha1.GroupVersion.WithKind("ServiceImport"),
 		networkingv1alpha1.GroupVersion.WithKind("MultiClusterService"),
+		policyv1alpha1.GroupVersion.WithKind("FederatedResourceQuota"),
+		autoscalingv1alpha1.GroupVersion.WithKind("CronFederatedHPA"),
 	}
 }
 

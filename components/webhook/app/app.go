@@ -44,6 +44,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/webhook/internal/propagationpolicy"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/resourcequota"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/work"
+	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/lua"
 )
 
@@ -73,6 +74,7 @@ type Options struct {
 	quotaEnforcement             bool
 	allowNoExecuteTaintPolicy    bool
 	gracefulShutdown             time.Duration
+	gates                        *features.Gates
 }
 
 // BindFlags registers the flags on fs with their defaults.
@@ -96,7 +98,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.allowNoExecuteTaintPolicy, "allow-no-execute-taint-policy", false,
 		"Allow ClusterTaintPolicies with NoExecute taints, which evict the workloads that do not tolerate them.")
 	fs.BoolVar(&o.quotaEnforcement, "enable-federated-quota-enforcement", false,
-		"Refuse ResourceBindings whose scheduled replicas would exceed a FederatedResourceQuota (Karmada's FederatedQuotaEnforcement).")
+		"Refuse ResourceBindings whose scheduled replicas would exceed a FederatedResourceQuota; the same as --feature-gates=FederatedQuotaEnforcement=true.")
+	o.gates = features.New()
+	o.gates.BindFlag(fs)
 	fs.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long requests in flight may take to finish on shutdown.")
 }
 
@@ -110,6 +114,12 @@ func ParseOptions(args ...string) (Options, error) {
 		return Options{}, fmt.Errorf("webhook options: %w", err)
 	}
 	return o, o.validate()
+}
+
+// enforceQuotas is Karmada's FederatedQuotaEnforcement gate, or the flag
+// that turned it on before the webhook had feature gates.
+func (o *Options) enforceQuotas() bool {
+	return o.quotaEnforcement || (o.gates != nil && o.gates.Enabled(features.FederatedQuotaEnforcement))
 }
 
 func (o *Options) validate() error {
@@ -294,7 +304,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		VM:                           vm,
 		NotReadyTolerationSeconds:    opts.notReadyTolerationSeconds,
 		UnreachableTolerationSeconds: opts.unreachableTolerationSeconds,
-		QuotaEnforcement:             opts.quotaEnforcement,
+		QuotaEnforcement:             opts.enforceQuotas(),
 		AllowNoExecuteTaintPolicy:    opts.allowNoExecuteTaintPolicy,
 	}) {
 		server.Register(path, handler)

@@ -49,3 +49,26 @@ func TestEndpoints(t *testing.T) {
 		t.Errorf("%d endpoints, want %d", len(got), len(want))
 	}
 }
+
+func TestQuotaEnforcement(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"--feature-gates=FederatedQuotaEnforcement=true"}, true},
+		{[]string{"--enable-federated-quota-enforcement"}, true},
+		{[]string{"--feature-gates=FederatedQuotaEnforcement=false"}, false},
+	} {
+		o, err := ParseOptions(tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.enforceQuotas(); got != tc.want {
+			t.Errorf("%v: enforcement %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	if _, err := ParseOptions("--feature-gates=NoSuchGate=true"); err == nil || !strings.Contains(err.Error(), "NoSuchGate") {
+		t.Errorf("an unknown gate: %v, want an error naming it", err)
+	}
+}

@@ -41,6 +41,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/queue"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/workloadgroups"
 	"github.com/flotilla-io/flotilla/internal/events"
+	"github.com/flotilla-io/flotilla/internal/federatedquota"
 )
 
 // IndexTargetCluster indexes bindings by the clusters in spec.clusters, to
@@ -608,6 +609,13 @@ func (s *Scheduler) recordSuccess(ctx context.Context, b Binding, d core.Decisio
 	if patch != nil {
 		target := newObject(key)
 		if err := s.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			if federatedquota.IsExceeded(err) {
+				// The webhook refused the placement as over a
+				// FederatedResourceQuota: the binding keeps its clusters,
+				// says why in its condition, and is tried again with
+				// backoff, so it is placed once the quota has room.
+				return s.recordFailure(ctx, b, err)
+			}
 			return s.writeFailed(ctx, err)
 		}
 		s.stats.specWrites.Add(1)

@@ -14,6 +14,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/framework"
+	"github.com/flotilla-io/flotilla/internal/federatedquota"
 )
 
 // Messages of the Scheduled condition.
@@ -119,6 +120,8 @@ func conditionFor(err error, generation int64) metav1.Condition {
 		c.Reason = workv1alpha2.BindingReasonNoClusterFit
 	case errors.As(err, &unsched):
 		c.Reason = workv1alpha2.BindingReasonUnschedulable
+	case federatedquota.IsExceeded(err):
+		c.Reason = workv1alpha2.BindingReasonQuotaExceeded
 	default:
 		c.Reason = workv1alpha2.BindingReasonSchedulerError
 	}

@@ -2,15 +2,18 @@ package scheduler
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/fixture"
 	"github.com/flotilla-io/flotilla/components/scheduler/internal/framework"
+	"github.com/flotilla-io/flotilla/internal/federatedquota"
 )
 
 func TestBuildSpecPatch(t *testing.T) {
@@ -49,6 +52,11 @@ func TestConditionFor(t *testing.T) {
 		{&framework.FitError{NumAllClusters: 1}, metav1.ConditionFalse, workv1alpha2.BindingReasonNoClusterFit},
 		{framework.Unschedulablef("no room"), metav1.ConditionFalse, workv1alpha2.BindingReasonUnschedulable},
 		{errors.New("boom"), metav1.ConditionFalse, workv1alpha2.BindingReasonSchedulerError},
+		// The webhook's refusal of a placement over a FederatedResourceQuota.
+		{&apierrors.StatusError{ErrStatus: metav1.Status{Code: http.StatusForbidden, Reason: federatedquota.ExceededReason, Message: "over quota"}},
+			metav1.ConditionFalse, workv1alpha2.BindingReasonQuotaExceeded},
+		{apierrors.NewForbidden(workv1alpha2.GroupVersion.WithResource("resourcebindings").GroupResource(), "x", errors.New("no")),
+			metav1.ConditionFalse, workv1alpha2.BindingReasonSchedulerError},
 	}
 	for _, tc := range tests {
 		c := conditionFor(tc.err, 7)

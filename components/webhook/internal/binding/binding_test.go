@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"net/http"
 	"testing"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -12,6 +13,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/admissiontest"
+	"github.com/flotilla-io/flotilla/internal/federatedquota"
 )
 
 func binding(mutate ...func(*workv1alpha2.ResourceBinding)) *workv1alpha2.ResourceBinding {
@@ -78,7 +80,11 @@ func TestQuota(t *testing.T) {
 			if tc.old != nil {
 				req = admissiontest.Update(tc.obj, tc.old)
 			}
-			admissiontest.Check(t, h, req, admissiontest.Want{Denied: tc.want})
+			resp := admissiontest.Check(t, h, req, admissiontest.Want{Denied: tc.want})
+			// Karmada's refusal, which the scheduler recognises.
+			if tc.want != nil && (resp.Result.Code != http.StatusForbidden || resp.Result.Reason != federatedquota.ExceededReason) {
+				t.Errorf("refused with %d %q, want 403 %q", resp.Result.Code, resp.Result.Reason, federatedquota.ExceededReason)
+			}
 		})
 	}
 	off := NewQuotaValidator(admissiontest.Decoder(), reader, false)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -16,6 +16,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/components/webhook/internal/verdict"
+	"github.com/flotilla-io/flotilla/internal/federatedquota"
 )
 
 // +kubebuilder:webhook:path=/validate-resourcebinding,mutating=false,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=v1alpha2,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
@@ -47,13 +48,13 @@ func (h *QuotaValidator) Handle(ctx context.Context, req admission.Request) admi
 	if err := h.decoder.Decode(req, rb); err != nil {
 		return verdict.BadRequest(err)
 	}
-	added := Usage(&rb.Spec)
+	added := federatedquota.BindingUsage(&rb.Spec)
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		old := &workv1alpha2.ResourceBinding{}
 		if err := h.decoder.DecodeRaw(req.OldObject, old); err != nil {
 			return verdict.BadRequest(err)
 		}
-		for name, q := range Usage(&old.Spec) {
+		for name, q := range federatedquota.BindingUsage(&old.Spec) {
 			v := added[name]
 			v.Sub(q)
 			added[name] = v
@@ -70,41 +71,28 @@ func (h *QuotaValidator) Handle(ctx context.Context, req admission.Request) admi
 	for i := range quotas.Items {
 		errs = append(errs, exceeds(&quotas.Items[i], added, field.NewPath("spec", "clusters"))...)
 	}
-	return verdict.Invalid(workv1alpha2.GroupVersion.WithKind("ResourceBinding").GroupKind(), rb.Name, errs)
+	return exceeded(rb.Name, errs)
 }
 
-// Usage is what a binding's scheduled replicas request in all clusters
-// together: replicas times the per-replica request, per component for
-// multi-component workloads.
-func Usage(spec *workv1alpha2.ResourceBindingSpec) corev1.ResourceList {
-	usage := corev1.ResourceList{}
-	add := func(requests corev1.ResourceList, replicas int32) {
-		for name, q := range requests {
-			total := usage[name]
-			for range replicas {
-				total.Add(q)
-			}
-			usage[name] = total
-		}
+// exceeded refuses the binding as Karmada's webhook does, with a 403 of
+// reason QuotaExceeded, which the scheduler reports in the binding's
+// Scheduled condition; the causes name the field, as for invalid objects.
+func exceeded(name string, errs field.ErrorList) admission.Response {
+	if len(errs) == 0 {
+		return admission.Allowed("")
 	}
-	requirements := map[string]corev1.ResourceList{}
-	for _, c := range spec.Components {
-		if c.ReplicaRequirements != nil {
-			requirements[c.Name] = c.ReplicaRequirements.ResourceRequest
-		}
+	status := metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusForbidden,
+		Reason:  federatedquota.ExceededReason,
+		Message: fmt.Sprintf("ResourceBinding %q is forbidden: %s", name, errs.ToAggregate().Error()),
+		Details: &metav1.StatusDetails{Name: name, Group: workv1alpha2.GroupVersion.Group, Kind: "resourcebindings"},
 	}
-	for _, target := range spec.Clusters {
-		if len(target.Components) > 0 {
-			for _, c := range target.Components {
-				add(requirements[c.Name], c.Replicas)
-			}
-			continue
-		}
-		if spec.ReplicaRequirements != nil {
-			add(spec.ReplicaRequirements.ResourceRequest, target.Replicas)
-		}
+	for _, e := range errs {
+		status.Details.Causes = append(status.Details.Causes, metav1.StatusCause{
+			Type: metav1.CauseType(e.Type), Message: e.ErrorBody(), Field: e.Field})
 	}
-	return usage
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 }
 
 func anyPositive(l corev1.ResourceList) bool {
@@ -121,8 +109,7 @@ func anyPositive(l corev1.ResourceList) bool {
 func exceeds(quota *policyv1alpha1.FederatedResourceQuota, added corev1.ResourceList, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for name, limit := range quota.Spec.Overall {
-		requested := corev1.ResourceName(strings.TrimPrefix(string(name), "requests."))
-		more, ok := added[requested]
+		more, ok := added[federatedquota.Requested(name)]
 		if !ok || more.Sign() <= 0 {
 			continue
 		}

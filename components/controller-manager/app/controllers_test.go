@@ -1,0 +1,47 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestControllersFlag(t *testing.T) {
+	tests := []struct {
+		flag string
+		want []string
+	}{
+		{"*", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA}},
+		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", []string{FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker, CronFederatedHPA}},
+		// Without "*", only what is named.
+		{"deploymentReplicasSyncer", []string{DeploymentReplicasSyncer}},
+		// The first explicit choice wins, as in Karmada.
+		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA}},
+		{"", nil},
+	}
+	for _, tc := range tests {
+		o := parse(t, "--controllers="+tc.flag)
+		sel, err := o.selectable.selection()
+		if err != nil {
+			t.Fatalf("%q: %v", tc.flag, err)
+		}
+		var got []string
+		for _, name := range selectableNames() {
+			if sel.enabled(name) {
+				got = append(got, name)
+			}
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("--controllers=%s (-want +got):\n%s", tc.flag, diff)
+		}
+	}
+
+	for _, args := range [][]string{{"--controllers=*,-nosuch"}, {"--federated-resource-quota-sync-period=0s"}} {
+		o := parse(t, args...)
+		flagName := strings.SplitN(strings.TrimPrefix(args[0], "--"), "=", 2)[0]
+		if _, err := o.validate(); err == nil || !strings.Contains(err.Error(), "--"+flagName) {
+			t.Errorf("%v: validate() = %v, want an error naming --%s", args, err, flagName)
+		}
+	}
+}
