@@ -8,8 +8,10 @@
 // The controller-manager runs it for Push members, whose Ready condition
 // the cluster controller decides by probing them. An agent runs it for its
 // own Pull member, which nobody outside can probe: there it also sets Ready,
-// from whether the member answered, and the control plane's cluster
-// controller only overrides that when the agent's lease runs out.
+// from whether the member answered (a flip once that has held for the
+// agent's --cluster-success-threshold or --cluster-failure-threshold), and
+// the control plane's cluster controller only overrides that when the
+// agent's lease runs out.
 package clusterstatus
 
 import (
