@@ -4,7 +4,8 @@
 // client certificate from the signer kubernetes.io/kube-apiserver-client.
 //
 // Its rights are cut to its own cluster: its Cluster object and status, its
-// Lease karmada-cluster/<cluster>, the Works of its execution namespace
+// Lease karmada-cluster/<cluster> and the Secrets of the credentials it
+// reports beside it, the Works of its execution namespace
 // karmada-es-<cluster>. What every agent shares (registering a Cluster,
 // creating a Lease, reading resource interpreter customizations, writing
 // events, asking for its next certificate) is one ClusterRole bound to the
@@ -27,6 +28,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/names"
 )
 
@@ -99,6 +101,10 @@ func perCluster(cluster string) []client.Object {
 					Verbs: []string{"get", "list", "watch", "update", "patch"}},
 				{APIGroups: []string{clusterv1alpha1.GroupVersion.Group}, Resources: []string{"clusters/status"}, ResourceNames: []string{cluster},
 					Verbs: []string{"get", "update", "patch"}},
+				// The Secrets it reports are owned by the Cluster, with
+				// blockOwnerDeletion.
+				{APIGroups: []string{clusterv1alpha1.GroupVersion.Group}, Resources: []string{"clusters/finalizers"}, ResourceNames: []string{cluster},
+					Verbs: []string{"update"}},
 			},
 		},
 		&rbacv1.ClusterRoleBinding{
@@ -108,8 +114,16 @@ func perCluster(cluster string) []client.Object {
 		},
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Namespace: clusterv1alpha1.NamespaceClusterLeases, Name: name, Labels: labels},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, ResourceNames: []string{cluster},
-				Verbs: []string{"get", "update", "patch"}}},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, ResourceNames: []string{cluster},
+					Verbs: []string{"get", "update", "patch"}},
+				// The member's credentials it reports (--report-secrets):
+				// create cannot be limited to a name, but is to the
+				// namespace; reading and changing are to its own.
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{cluster, join.ImpersonatorSecretName(cluster)},
+					Verbs: []string{"get", "update", "patch"}},
+			},
 		},
 		&rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: clusterv1alpha1.NamespaceClusterLeases, Name: name, Labels: labels},

@@ -185,9 +185,10 @@ func Unregister(ctx context.Context, controlPlane, member client.Client, cluster
 	} else if obj.Spec.SyncMode != clusterv1alpha1.Pull {
 		return fmt.Errorf("cluster %s is in %s mode; unregister removes Pull members only (unjoin removes Push ones)", cluster, obj.Spec.SyncMode)
 	}
-	// Deleting and awaiting the Cluster is the same as for a Push member;
-	// what the member holds differs, so it is removed here.
-	if err := join.Unjoin(ctx, controlPlane, nil, cluster, "", timeout); err != nil {
+	// Deleting and awaiting the Cluster is the same as for a Push member,
+	// and so are the ServiceAccounts whose tokens the agent reported
+	// (--report-secrets); the agent itself is removed here.
+	if err := join.Unjoin(ctx, controlPlane, member, cluster, "", timeout); err != nil {
 		return err
 	}
 	if err := agentaccess.Revoke(ctx, controlPlane, cluster); err != nil {

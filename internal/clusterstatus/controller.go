@@ -8,8 +8,10 @@
 // The controller-manager runs it for Push members, whose Ready condition
 // the cluster controller decides by probing them. An agent runs it for its
 // own Pull member, which nobody outside can probe: there it also sets Ready,
-// from whether the member answered, and the control plane's cluster
-// controller only overrides that when the agent's lease runs out.
+// from whether the member answered (a flip once that has held for the
+// agent's --cluster-success-threshold or --cluster-failure-threshold), and
+// the control plane's cluster controller only overrides that when the
+// agent's lease runs out.
 package clusterstatus
 
 import (
@@ -23,12 +25,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
@@ -68,6 +72,19 @@ type Reconciler struct {
 	// MaxConcurrentReconciles bounds the members collected at once.
 	// Default: 5.
 	MaxConcurrentReconciles int
+	// Thresholds delay the flips of the Ready condition set in Pull mode;
+	// zero durations follow every observation at once.
+	Thresholds Thresholds
+	// SkipResourceModeling leaves resourceSummary.allocatableModelings out
+	// (karmada-agent's --enable-cluster-resource-modeling=false): grading
+	// every node by its free resources is work a federation that does not
+	// schedule by resource models can spare.
+	SkipResourceModeling bool
+	// RateLimiter, when set, paces the retries of the controller's work
+	// queue; default: controller-runtime's.
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+
+	readiness readiness
 }
 
 // +kubebuilder:rbac:groups=cluster.karmada.io,resources=clusters,verbs=get;list;watch
@@ -96,7 +113,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 			return relevantChange(e.ObjectOld, e.ObjectNew)
 		}})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: r.RateLimiter}).
 		Complete(r)
 }
 
@@ -128,6 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.stopInformers(req.Name)
+			r.readiness.forget(req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting Cluster: %w", err)
@@ -178,13 +196,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// would only add retries.
 		log.Error(err, "Cannot collect the Kubernetes version")
 		if reportsReady {
-			meta.SetStatusCondition(&cluster.Status.Conditions, ReadyCondition(false, cluster.Generation))
+			r.setReady(ctx, cluster, false)
 			r.stopInformers(cluster.Name)
 		}
 		return ctrl.Result{RequeueAfter: r.Period}, nil
 	}
 	if reportsReady {
-		meta.SetStatusCondition(&cluster.Status.Conditions, ReadyCondition(true, cluster.Generation))
+		r.setReady(ctx, cluster, true)
 	}
 	if err := r.collectAPIEnablements(ctx, clients, cluster); err != nil {
 		log.Error(err, "Cannot collect the API enablements")
@@ -197,6 +215,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{RequeueAfter: min(syncWait, r.Period)}, nil
 	}
 	return ctrl.Result{RequeueAfter: r.Period}, nil
+}
+
+// setReady sets the Ready condition from whether the member answered,
+// once that has held for its threshold.
+func (r *Reconciler) setReady(ctx context.Context, cluster *clusterv1alpha1.Cluster, reachable bool) {
+	now := time.Now()
+	since, seen := r.readiness.observe(cluster.Name, cluster.UID, reachable, now)
+	observed := ReadyCondition(reachable, cluster.Generation)
+	stored := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	decided := decideReady(stored, observed, since, now, seen, r.Thresholds)
+	if decided.Status != observed.Status {
+		ctrl.LoggerFrom(ctx).V(1).Info("Keeping Ready until the observed health has held for its threshold",
+			"ready", decided.Status, "observed", observed.Status, "since", since)
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, decided)
 }
 
 // Messages of the Ready condition an agent sets, as Karmada words them.
@@ -264,7 +297,11 @@ func (r *Reconciler) collectSummaries(ctx context.Context, cluster *clusterv1alp
 	}
 	nodeList := listNodes(nodes)
 	cluster.Status.NodeSummary = nodeSummary(nodeList)
-	cluster.Status.ResourceSummary = resourceSummary(cluster.Spec.ResourceModels, nodeList, listPods(pods))
+	models := cluster.Spec.ResourceModels
+	if r.SkipResourceModeling {
+		models = nil
+	}
+	cluster.Status.ResourceSummary = resourceSummary(models, nodeList, listPods(pods))
 	return true, nil
 }
 

@@ -34,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,6 +111,10 @@ type Reconciler struct {
 	// MemberTimeout bounds each request to a member. Default:
 	// DefaultMemberTimeout.
 	MemberTimeout time.Duration
+	// RateLimiter, when set, paces the retries of the controller's work
+	// queue (karmada-agent's --rate-limiter-* flags); default:
+	// controller-runtime's.
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 
 	objects   *ManagedObjects
 	reflector manifeststatus.Reflector
@@ -151,7 +156,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			// A deleted Cluster's Works are released without cleaning up.
 			UpdateFunc: func(e event.UpdateEvent) bool { return ClusterChanged(e.ObjectOld, e.ObjectNew) },
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles})
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: r.RateLimiter})
 	if r.Reapply != nil {
 		b = b.WatchesRawSource(source.Channel(r.Reapply, &handler.EnqueueRequestForObject{}))
 	}

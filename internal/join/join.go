@@ -14,6 +14,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -94,15 +95,35 @@ func (o *Options) defaults() error {
 type Credentials struct {
 	// Token authenticates as the member's full-access ServiceAccount.
 	Token string
+	// CAData is the member's CA as its token Secret holds it (empty with
+	// Options.TokenLifetime).
+	CAData []byte
 	// ImpersonatorToken authenticates as the ServiceAccount allowed to
 	// impersonate users, for requests proxied on their behalf.
 	ImpersonatorToken string
 }
 
+// Secrets says which of the member's credentials the control plane keeps,
+// by the names of karmada-agent's --report-secrets: the full-access token
+// (KubeCredentials, spec.secretRef) and the impersonation token
+// (KubeImpersonator, spec.impersonatorSecretRef). Join reports both.
+type Secrets struct {
+	KubeCredentials  bool
+	KubeImpersonator bool
+}
+
+// AllSecrets are both.
+var AllSecrets = Secrets{KubeCredentials: true, KubeImpersonator: true}
+
 // GrantAccess creates in the member the ServiceAccounts the control plane
 // acts as, with their RBAC, and returns their tokens. It may run again:
 // what exists is kept.
 func GrantAccess(ctx context.Context, member client.Client, opts Options) (Credentials, error) {
+	return GrantSecrets(ctx, member, opts, AllSecrets)
+}
+
+// GrantSecrets is GrantAccess for the credentials of which alone.
+func GrantSecrets(ctx context.Context, member client.Client, opts Options, which Secrets) (Credentials, error) {
 	if err := opts.defaults(); err != nil {
 		return Credentials{}, err
 	}
@@ -138,32 +159,43 @@ func GrantAccess(ctx context.Context, member client.Client, opts Options) (Crede
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: impersonation.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: impersonator.Namespace, Name: impersonator.Name}},
 	}
-	for _, obj := range []client.Object{ns, sa, impersonator, role, binding, impersonation, impersonationBinding} {
+	objs := []client.Object{ns}
+	if which.KubeCredentials {
+		objs = append(objs, sa, role, binding)
+	}
+	if which.KubeImpersonator {
+		objs = append(objs, impersonator, impersonation, impersonationBinding)
+	}
+	for _, obj := range objs {
 		if err := member.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return Credentials{}, fmt.Errorf("creating %T %s in the member: %w", obj, obj.GetName(), err)
 		}
 	}
 	var creds Credentials
 	var err error
-	if creds.Token, err = token(ctx, member, sa, opts); err != nil {
-		return Credentials{}, err
+	if which.KubeCredentials {
+		if creds.Token, creds.CAData, err = token(ctx, member, sa, opts); err != nil {
+			return Credentials{}, err
+		}
 	}
-	if creds.ImpersonatorToken, err = token(ctx, member, impersonator, opts); err != nil {
-		return Credentials{}, err
+	if which.KubeImpersonator {
+		if creds.ImpersonatorToken, _, err = token(ctx, member, impersonator, opts); err != nil {
+			return Credentials{}, err
+		}
 	}
 	return creds, nil
 }
 
 // token returns a token of sa: a bounded one when asked for, else the
 // long-lived one of a ServiceAccount token Secret named after it, once the
-// member's token controller has filled it.
-func token(ctx context.Context, member client.Client, sa *corev1.ServiceAccount, opts Options) (string, error) {
+// member's token controller has filled it, with the CA it put beside it.
+func token(ctx context.Context, member client.Client, sa *corev1.ServiceAccount, opts Options) (string, []byte, error) {
 	if opts.TokenLifetime > 0 {
 		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(opts.TokenLifetime.Seconds()))}}
 		if err := member.SubResource("token").Create(ctx, sa, req); err != nil {
-			return "", fmt.Errorf("requesting a token for %s/%s: %w", sa.Namespace, sa.Name, err)
+			return "", nil, fmt.Errorf("requesting a token for %s/%s: %w", sa.Namespace, sa.Name, err)
 		}
-		return req.Status.Token, nil
+		return req.Status.Token, nil, nil
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: sa.Namespace, Name: sa.Name, Labels: labels(),
@@ -171,7 +203,7 @@ func token(ctx context.Context, member client.Client, sa *corev1.ServiceAccount,
 		Type: corev1.SecretTypeServiceAccountToken,
 	}
 	if err := member.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating the token Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+		return "", nil, fmt.Errorf("creating the token Secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
 	var tok string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, opts.Timeout, true, func(ctx context.Context) (bool, error) {
@@ -182,9 +214,9 @@ func token(ctx context.Context, member client.Client, sa *corev1.ServiceAccount,
 		return tok != "", nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("waiting for the member's token controller to fill Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+		return "", nil, fmt.Errorf("waiting for the member's token controller to fill Secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
-	return tok, nil
+	return tok, secret.Data[corev1.ServiceAccountRootCAKey], nil
 }
 
 // Register writes the credentials' Secrets and the Push Cluster into the
@@ -203,25 +235,19 @@ func Register(ctx context.Context, controlPlane client.Client, memberID string, 
 		if c.Spec.ID == memberID && c.Name != opts.ClusterName {
 			return nil, fmt.Errorf("the same cluster has been registered with name %s", c.Name)
 		}
+		// Checked before the Secrets are written: they would replace the
+		// other member's credentials.
+		if c.Name == opts.ClusterName && c.Spec.ID != memberID {
+			return nil, fmt.Errorf("cluster %s already exists with a different ID", opts.ClusterName)
+		}
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.ClusterNamespace, Labels: labels()}}
 	if err := controlPlane.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating namespace %s: %w", ns.Name, err)
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: opts.ClusterNamespace, Name: opts.ClusterName, Labels: labels()},
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{clusterv1alpha1.SecretTokenKey: []byte(creds.Token), clusterv1alpha1.SecretCADataKey: opts.CAData},
-	}
-	impersonator := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: opts.ClusterNamespace, Name: ImpersonatorSecretName(opts.ClusterName), Labels: labels()},
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{clusterv1alpha1.SecretTokenKey: []byte(creds.ImpersonatorToken)},
-	}
-	for _, s := range []*corev1.Secret{secret, impersonator} {
-		if err := controlPlane.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("creating Secret %s/%s: %w", s.Namespace, s.Name, err)
-		}
+	secretRef, impersonatorRef, err := WriteSecrets(ctx, controlPlane, creds, opts, AllSecrets)
+	if err != nil {
+		return nil, err
 	}
 	cluster := &clusterv1alpha1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: opts.ClusterName},
@@ -229,8 +255,8 @@ func Register(ctx context.Context, controlPlane client.Client, memberID string, 
 			ID:                          memberID,
 			SyncMode:                    clusterv1alpha1.Push,
 			APIEndpoint:                 opts.APIEndpoint,
-			SecretRef:                   &clusterv1alpha1.LocalSecretReference{Namespace: secret.Namespace, Name: secret.Name},
-			ImpersonatorSecretRef:       &clusterv1alpha1.LocalSecretReference{Namespace: impersonator.Namespace, Name: impersonator.Name},
+			SecretRef:                   secretRef,
+			ImpersonatorSecretRef:       impersonatorRef,
 			InsecureSkipTLSVerification: opts.InsecureSkipTLSVerification,
 			ProxyURL:                    opts.ProxyURL,
 			Provider:                    opts.Provider,
@@ -248,16 +274,81 @@ func Register(ctx context.Context, controlPlane client.Client, memberID string, 
 	} else if err != nil {
 		return nil, fmt.Errorf("creating Cluster %s: %w", opts.ClusterName, err)
 	}
-	// The Secrets go with the Cluster, as Karmada's do.
+	if err := OwnSecrets(ctx, controlPlane, cluster, secretRef, impersonatorRef); err != nil {
+		return nil, err
+	}
+	return cluster, nil
+}
+
+// WriteSecrets writes into the control plane's opts.ClusterNamespace the
+// Secrets of the credentials which names, Karmada's: <cluster> with the
+// token and opts.CAData, <cluster>-impersonator with the impersonation
+// token; an existing one gets the new tokens. It returns the references a
+// Cluster holds to them (nil for those not written).
+func WriteSecrets(ctx context.Context, controlPlane client.Client, creds Credentials, opts Options, which Secrets) (secretRef, impersonatorRef *clusterv1alpha1.LocalSecretReference, err error) {
+	if err := opts.defaults(); err != nil {
+		return nil, nil, err
+	}
+	if which.KubeCredentials {
+		data := map[string][]byte{clusterv1alpha1.SecretTokenKey: []byte(creds.Token), clusterv1alpha1.SecretCADataKey: opts.CAData}
+		if secretRef, err = writeSecret(ctx, controlPlane, opts.ClusterNamespace, opts.ClusterName, data); err != nil {
+			return nil, nil, err
+		}
+	}
+	if which.KubeImpersonator {
+		data := map[string][]byte{clusterv1alpha1.SecretTokenKey: []byte(creds.ImpersonatorToken)}
+		if impersonatorRef, err = writeSecret(ctx, controlPlane, opts.ClusterNamespace, ImpersonatorSecretName(opts.ClusterName), data); err != nil {
+			return nil, nil, err
+		}
+	}
+	return secretRef, impersonatorRef, nil
+}
+
+func writeSecret(ctx context.Context, c client.Client, namespace, name string, data map[string][]byte) (*clusterv1alpha1.LocalSecretReference, error) {
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels()},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+	ref := &clusterv1alpha1.LocalSecretReference{Namespace: namespace, Name: name}
+	err := c.Create(ctx, secret)
+	if err == nil {
+		return ref, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating Secret %s/%s: %w", namespace, name, err)
+	}
+	existing := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(secret), existing); err != nil {
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+	}
+	if equality.Semantic.DeepEqual(existing.Data, data) {
+		return ref, nil
+	}
+	base := existing.DeepCopy()
+	existing.Data = data
+	if err := c.Patch(ctx, existing, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return nil, fmt.Errorf("updating Secret %s/%s: %w", namespace, name, err)
+	}
+	return ref, nil
+}
+
+// OwnSecrets makes cluster the controller owner of the Secrets refs name
+// (nil ones skipped), so they go with it, as Karmada's do.
+func OwnSecrets(ctx context.Context, controlPlane client.Client, cluster *clusterv1alpha1.Cluster, refs ...*clusterv1alpha1.LocalSecretReference) error {
 	owner := metav1.NewControllerRef(cluster, clusterv1alpha1.GroupVersion.WithKind("Cluster"))
-	for _, s := range []*corev1.Secret{secret, impersonator} {
+	for _, ref := range refs {
+		if ref == nil {
+			continue
+		}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
 		patch := client.MergeFrom(s.DeepCopy())
 		s.OwnerReferences = []metav1.OwnerReference{*owner}
 		if err := controlPlane.Patch(ctx, s, patch); err != nil {
-			return nil, fmt.Errorf("owning Secret %s/%s by the Cluster: %w", s.Namespace, s.Name, err)
+			return fmt.Errorf("owning Secret %s/%s by the Cluster: %w", ref.Namespace, ref.Name, err)
 		}
 	}
-	return cluster, nil
+	return nil
 }
 
 // MemberID is the member's Karmada cluster ID: its kube-system namespace's

@@ -54,8 +54,13 @@ func (f *Federation) newAgent(ctx context.Context, m *Cluster) (*agent, error) {
 		return nil, fmt.Errorf("creating %s: %w", logDir, err)
 	}
 	// One agent per member: nothing to elect.
-	args := append([]string{"--cluster-name=" + m.Name, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false"},
-		f.opts.AgentArgs...)
+	args := []string{"--cluster-name=" + m.Name, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false"}
+	if f.opts.APIServerOnlyMembers {
+		// No token controller runs there to fill the token Secrets of the
+		// credentials an agent reports by default.
+		args = append(args, "--report-secrets=None")
+	}
+	args = append(args, f.opts.AgentArgs...)
 	return &agent{
 		member: m,
 		controlPlane: &rest.Config{Host: cp.Endpoint, TLSClientConfig: rest.TLSClientConfig{

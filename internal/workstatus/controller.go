@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -80,6 +82,10 @@ type Reconciler struct {
 	// MaxConcurrentReconciles bounds the Works reflected at once. Default:
 	// DefaultMaxConcurrentReconciles.
 	MaxConcurrentReconciles int
+	// RateLimiter, when set, paces the retries of the controller's work
+	// queue (karmada-agent's --rate-limiter-* flags); default:
+	// controller-runtime's.
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 
 	events  *queueSource
 	watcher *watcher
@@ -114,7 +120,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			UpdateFunc: func(e event.UpdateEvent) bool { return execution.ClusterChanged(e.ObjectOld, e.ObjectNew) },
 		})).
 		WatchesRawSource(source.Func(r.events.start)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, RateLimiter: r.RateLimiter}).
 		Complete(r)
 }
 

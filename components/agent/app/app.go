@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -37,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
@@ -44,6 +46,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/agent/internal/certrotation"
 	"github.com/flotilla-io/flotilla/components/agent/internal/lease"
 	"github.com/flotilla-io/flotilla/components/agent/internal/registration"
+	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/clusterstatus"
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
 	"github.com/flotilla-io/flotilla/internal/execution"
@@ -52,6 +55,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/names"
+	"github.com/flotilla-io/flotilla/internal/ratelimiter"
 	"github.com/flotilla-io/flotilla/internal/servedkinds"
 	"github.com/flotilla-io/flotilla/internal/workcache"
 	"github.com/flotilla-io/flotilla/internal/workstatus"
@@ -114,6 +118,19 @@ type Options struct {
 	renewDeadline         time.Duration
 	retryPeriod           time.Duration
 
+	reportSecrets           string
+	proxyServerAddress      string
+	clusterSuccessThreshold time.Duration
+	clusterFailureThreshold time.Duration
+	resyncPeriod            time.Duration
+	clusterCacheSyncTimeout time.Duration
+	resourceModeling        bool
+	concurrentClusterSyncs  int
+	rateLimiter             ratelimiter.Options
+	enablePprof             bool
+	pprofAddr               string
+	kubeconfigNamespace     string
+
 	// Restartable lets Run be called again in the same process, and several
 	// agents run in one process beside a controller-manager, as the local
 	// federation does: controller-runtime otherwise refuses a controller
@@ -165,6 +182,70 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	// events than one controller-manager would for Push members.
 	fs.Float64Var(&o.eventQPS, "event-qps", eventrecorder.DefaultQPS, "Events written per second to the control plane, apart from --kube-api-qps; events beyond what the queue holds are dropped.")
 	fs.IntVar(&o.eventBurst, "event-burst", eventrecorder.DefaultBurst, "Burst of event writes.")
+
+	fs.StringVar(&o.reportSecrets, "report-secrets", SecretKubeCredentials+","+SecretKubeImpersonator, fmt.Sprintf(
+		"Comma-separated credentials of the member reported to the control plane at registration: %s (a full-access ServiceAccount's token, spec.secretRef), %s (an impersonator's token, spec.impersonatorSecretRef), or %s alone.",
+		SecretKubeCredentials, SecretKubeImpersonator, SecretNone))
+	fs.StringVar(&o.proxyServerAddress, "proxy-server-address", "", "URL (http, https or socks5) of the proxy through which the member is reached, recorded in its Cluster's spec.proxyURL. The agent's own connection to the control plane takes its proxy from --karmada-kubeconfig (proxy-url).")
+	fs.DurationVar(&o.clusterSuccessThreshold, "cluster-success-threshold", clusterstatus.DefaultSuccessThreshold, "How long the member must have answered before a member that was not Ready is reported Ready.")
+	fs.DurationVar(&o.clusterFailureThreshold, "cluster-failure-threshold", clusterstatus.DefaultFailureThreshold, "How long the member must have failed to answer before a Ready member is reported not Ready.")
+	fs.DurationVar(&o.resyncPeriod, "resync-period", 0, "How often the informers of the control plane's objects replay their contents to the controllers; 0 never.")
+	fs.DurationVar(&o.clusterCacheSyncTimeout, "cluster-cache-sync-timeout", 2*time.Minute, "How long a controller waits for its caches to fill at start before it fails.")
+	fs.BoolVar(&o.resourceModeling, "enable-cluster-resource-modeling", true, "Count the member's nodes per grade of its Cluster's spec.resourceModels (resourceSummary.allocatableModelings), for the scheduler's estimates by resource model.")
+	fs.IntVar(&o.concurrentClusterSyncs, "concurrent-cluster-syncs", 5, "Clusters whose status is collected at once.")
+	o.rateLimiter.BindFlags(fs)
+	fs.BoolVar(&o.enablePprof, "enable-pprof", false, "Serve Go's /debug/pprof profiles on --profiling-bind-address.")
+	fs.StringVar(&o.pprofAddr, "profiling-bind-address", ":6060", "Address of the profiles, with --enable-pprof.")
+	fs.StringVar(&o.kubeconfigNamespace, "karmada-kubeconfig-namespace", bootstrap.AgentNamespace,
+		"Namespace, in the member, of the Secret karmada-kubeconfig into which the certRotation controller writes the renewed kubeconfig.")
+}
+
+// Values of --report-secrets, Karmada's.
+const (
+	SecretNone             = "None"
+	SecretKubeCredentials  = "KubeCredentials"
+	SecretKubeImpersonator = "KubeImpersonator"
+)
+
+// ReportedSecrets reads --report-secrets.
+func ReportedSecrets(spec string) (join.Secrets, error) {
+	var out join.Secrets
+	none := false
+	for item := range strings.SplitSeq(spec, ",") {
+		switch strings.TrimSpace(item) {
+		case SecretNone:
+			none = true
+		case SecretKubeCredentials:
+			out.KubeCredentials = true
+		case SecretKubeImpersonator:
+			out.KubeImpersonator = true
+		default:
+			return join.Secrets{}, fmt.Errorf("--report-secrets: unknown value %q; valid: %s, %s, %s",
+				strings.TrimSpace(item), SecretKubeCredentials, SecretKubeImpersonator, SecretNone)
+		}
+	}
+	if none && out != (join.Secrets{}) {
+		return join.Secrets{}, fmt.Errorf("--report-secrets: %s cannot be combined with other values, got %q", SecretNone, spec)
+	}
+	return out, nil
+}
+
+// validProxyURL checks --proxy-server-address as the controller-manager
+// would read spec.proxyURL.
+func validProxyURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("--proxy-server-address %q: %w", raw, err)
+	}
+	switch u.Scheme {
+	case "http", "https", "socks5":
+	default:
+		return fmt.Errorf("--proxy-server-address %q: scheme must be http, https or socks5", raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("--proxy-server-address %q: no host", raw)
+	}
+	return nil
 }
 
 // ParseOptions returns the options that args give, every other flag at its
@@ -206,6 +287,8 @@ func (o *Options) validate() ([]string, error) {
 		"concurrent-work-status-syncs":    float64(o.concurrentStatusSyncs),
 		"event-qps":                       o.eventQPS,
 		"event-burst":                     float64(o.eventBurst),
+		"cluster-cache-sync-timeout":      o.clusterCacheSyncTimeout.Seconds(),
+		"concurrent-cluster-syncs":        float64(o.concurrentClusterSyncs),
 	}
 	for _, name := range slices.Sorted(maps.Keys(positive)) {
 		if positive[name] <= 0 {
@@ -224,6 +307,33 @@ func (o *Options) validate() ([]string, error) {
 	}
 	if o.clusterLeaseFraction <= 0 || o.clusterLeaseFraction >= 1 {
 		errs = append(errs, fmt.Errorf("--cluster-lease-renew-interval-fraction must be between 0 and 1, got %v", o.clusterLeaseFraction))
+	}
+	nonNegative := map[string]time.Duration{
+		"cluster-success-threshold": o.clusterSuccessThreshold,
+		"cluster-failure-threshold": o.clusterFailureThreshold,
+		"resync-period":             o.resyncPeriod,
+	}
+	for _, name := range slices.Sorted(maps.Keys(nonNegative)) {
+		if nonNegative[name] < 0 {
+			errs = append(errs, fmt.Errorf("--%s must not be negative, got %s", name, nonNegative[name]))
+		}
+	}
+	if _, err := ReportedSecrets(o.reportSecrets); err != nil {
+		errs = append(errs, err)
+	}
+	if o.proxyServerAddress != "" {
+		if err := validProxyURL(o.proxyServerAddress); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := o.rateLimiter.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.enablePprof && o.pprofAddr == "" {
+		errs = append(errs, errors.New("--profiling-bind-address is required with --enable-pprof"))
+	}
+	if msgs := validation.IsDNS1123Label(o.kubeconfigNamespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--karmada-kubeconfig-namespace %q: %s", o.kubeconfigNamespace, strings.Join(msgs, "; ")))
 	}
 	enabled, err := EnabledControllers(o.controllers)
 	if err != nil {
@@ -344,24 +454,31 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 	if err != nil {
 		return fmt.Errorf("creating the member's client: %w", err)
 	}
-	spec, err := opts.registrationSpec(ctx, memberClient, member)
-	if err != nil {
-		return err
-	}
-	if _, err := registration.Ensure(ctx, direct, spec); err != nil {
+	if err := opts.register(ctx, direct, memberClient, member); err != nil {
 		return err
 	}
 
 	cacheOpts := agentCache(name)
+	// 0, Karmada's default, never resyncs (controller-runtime's own
+	// default is 10 hours).
+	cacheOpts.SyncPeriod = ptr.To(opts.resyncPeriod)
+	var pprofAddr string
+	if opts.enablePprof {
+		pprofAddr = opts.pprofAddr
+	}
 	mgr, err := ctrl.NewManager(controlPlane, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 logger,
 		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress: opts.probeAddr,
-		Controller:             config.Controller{SkipNameValidation: ptr.To(opts.Restartable)},
-		LeaderElection:         opts.leaderElect,
-		LeaderElectionID:       "karmada-agent-" + name,
+		PprofBindAddress:       pprofAddr,
+		Controller: config.Controller{
+			SkipNameValidation: ptr.To(opts.Restartable),
+			CacheSyncTimeout:   opts.clusterCacheSyncTimeout,
+		},
+		LeaderElection:   opts.leaderElect,
+		LeaderElectionID: "karmada-agent-" + name,
 		// In the member: the agent's replicas run there.
 		LeaderElectionConfig:          member,
 		LeaderElectionNamespace:       opts.leaderElectNamespace,
@@ -401,11 +518,15 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 	reapply := make(chan event.GenericEvent, 256)
 	setups := map[string]func(ctrl.Manager) error{
 		ControllerClusterStatus: (&clusterstatus.Reconciler{
-			SyncMode:  clusterv1alpha1.Pull,
-			Client:    mgr.GetClient(),
-			Members:   members,
-			Informers: informers,
-			Period:    opts.clusterStatusPeriod,
+			SyncMode:                clusterv1alpha1.Pull,
+			Client:                  mgr.GetClient(),
+			Members:                 members,
+			Informers:               informers,
+			Period:                  opts.clusterStatusPeriod,
+			MaxConcurrentReconciles: opts.concurrentClusterSyncs,
+			Thresholds:              clusterstatus.Thresholds{Success: opts.clusterSuccessThreshold, Failure: opts.clusterFailureThreshold},
+			SkipResourceModeling:    !opts.resourceModeling,
+			RateLimiter:             ratelimiter.New[reconcile.Request](opts.rateLimiter),
 		}).SetupWithManager,
 		ControllerExecution: (&execution.Reconciler{
 			SyncMode:                clusterv1alpha1.Pull,
@@ -416,6 +537,7 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 			Interpreter:             interp,
 			Reapply:                 reapply,
 			MaxConcurrentReconciles: opts.concurrentWorkSyncs,
+			RateLimiter:             ratelimiter.New[reconcile.Request](opts.rateLimiter),
 		}).SetupWithManager,
 		ControllerWorkStatus: (&workstatus.Reconciler{
 			SyncMode:                clusterv1alpha1.Pull,
@@ -426,6 +548,7 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 			Interpreter:             interp,
 			Reapply:                 reapply,
 			MaxConcurrentReconciles: opts.concurrentStatusSyncs,
+			RateLimiter:             ratelimiter.New[reconcile.Request](opts.rateLimiter),
 		}).SetupWithManager,
 	}
 	setups[ControllerCertRotation] = func(mgr ctrl.Manager) error {
@@ -435,7 +558,8 @@ func RunWithConfigs(ctx context.Context, controlPlane, member *rest.Config, opts
 		}
 		return mgr.Add(&certrotation.Rotator{
 			ClusterName: name, Credentials: creds, ControlPlane: controlPlane, Member: memberClient,
-			Interval: opts.certRotationInterval, Threshold: opts.certRotationThreshold,
+			SecretNamespace: opts.kubeconfigNamespace,
+			Interval:        opts.certRotationInterval, Threshold: opts.certRotationThreshold,
 		})
 	}
 	for _, c := range enabled {
@@ -474,6 +598,48 @@ func agentCache(cluster string) cache.Options {
 	return opts
 }
 
+// register registers the member in Pull mode, with the credentials
+// --report-secrets names: as karmada-agent, the member's ServiceAccounts
+// for them (in --cluster-namespace), their tokens in the control plane's
+// Secrets <cluster> and <cluster>-impersonator beside the Lease, owned by
+// the Cluster, and the Cluster's references to them.
+func (o *Options) register(ctx context.Context, controlPlane, memberClient client.Client, member *rest.Config) error {
+	spec, err := o.registrationSpec(ctx, memberClient, member)
+	if err != nil {
+		return err
+	}
+	// Nothing is written for a Cluster the agent may not serve: the
+	// Secrets would replace another member's.
+	if err := registration.Precheck(ctx, controlPlane, spec); err != nil {
+		return err
+	}
+	which, err := ReportedSecrets(o.reportSecrets)
+	if err != nil {
+		return err
+	}
+	if which != (join.Secrets{}) {
+		access := join.Options{ClusterName: o.clusterName, ClusterNamespace: o.clusterNamespace, APIEndpoint: spec.APIEndpoint}
+		creds, err := join.GrantSecrets(ctx, memberClient, access, which)
+		if err != nil {
+			return fmt.Errorf("--report-secrets: %w", err)
+		}
+		// The CA the member's token controller hands out with the token,
+		// else the one the agent trusts the member with.
+		access.CAData = creds.CAData
+		if len(access.CAData) == 0 {
+			access.CAData = member.CAData
+		}
+		if spec.SecretRef, spec.ImpersonatorSecretRef, err = join.WriteSecrets(ctx, controlPlane, creds, access, which); err != nil {
+			return fmt.Errorf("--report-secrets: %w", err)
+		}
+	}
+	cluster, err := registration.Ensure(ctx, controlPlane, spec)
+	if err != nil {
+		return err
+	}
+	return join.OwnSecrets(ctx, controlPlane, cluster, spec.SecretRef, spec.ImpersonatorSecretRef)
+}
+
 // registrationSpec is what the agent registers of its member.
 func (o *Options) registrationSpec(ctx context.Context, memberClient client.Client, member *rest.Config) (registration.Spec, error) {
 	// Karmada's cluster id: the uid of the member's kube-system, as join
@@ -492,5 +658,6 @@ func (o *Options) registrationSpec(ctx context.Context, memberClient client.Clie
 			zones = append(zones, z)
 		}
 	}
-	return registration.Spec{Name: o.clusterName, ID: id, APIEndpoint: endpoint, Provider: o.clusterProvider, Region: o.clusterRegion, Zones: zones}, nil
+	return registration.Spec{Name: o.clusterName, ID: id, APIEndpoint: endpoint, Provider: o.clusterProvider, Region: o.clusterRegion, Zones: zones,
+		ProxyURL: o.proxyServerAddress}, nil
 }

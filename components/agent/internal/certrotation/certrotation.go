@@ -142,10 +142,13 @@ type Rotator struct {
 	// ControlPlane is the rotating connection (Credentials' config).
 	ControlPlane *rest.Config
 	// Member, when set, receives the new kubeconfig in its Secret
-	// karmada-system/karmada-kubeconfig, if it has one.
-	Member    client.Client
-	Interval  time.Duration
-	Threshold float64
+	// <SecretNamespace>/karmada-kubeconfig, if it has one.
+	Member client.Client
+	// SecretNamespace holds that Secret (karmada-agent's
+	// --karmada-kubeconfig-namespace). Default: karmada-system.
+	SecretNamespace string
+	Interval        time.Duration
+	Threshold       float64
 	// Timeout bounds the wait for a new certificate. Default: 2 minutes.
 	Timeout time.Duration
 }
@@ -218,7 +221,11 @@ func (r *Rotator) persist(ctx context.Context, cert bootstrap.Certificate) error
 		return err
 	}
 	var secret corev1.Secret
-	key := client.ObjectKey{Namespace: bootstrap.AgentNamespace, Name: bootstrap.AgentKubeconfigSecret}
+	ns := r.SecretNamespace
+	if ns == "" {
+		ns = bootstrap.AgentNamespace
+	}
+	key := client.ObjectKey{Namespace: ns, Name: bootstrap.AgentKubeconfigSecret}
 	if err := r.Member.Get(ctx, key, &secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil

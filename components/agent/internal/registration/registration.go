@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +29,13 @@ type Spec struct {
 	Provider    string
 	Region      string
 	Zones       []string
+	// ProxyURL is the proxy through which whoever reaches the member does
+	// (karmada-agent's --proxy-server-address), spec.proxyURL.
+	ProxyURL string
+	// SecretRef and ImpersonatorSecretRef are the member's credentials the
+	// agent reported (--report-secrets); nil when it did not.
+	SecretRef             *clusterv1alpha1.LocalSecretReference
+	ImpersonatorSecretRef *clusterv1alpha1.LocalSecretReference
 }
 
 // Ensure creates the Cluster of spec in Pull mode, or brings an existing
@@ -64,6 +72,20 @@ func Ensure(ctx context.Context, c client.Client, spec Spec) (*clusterv1alpha1.C
 	return cluster, nil
 }
 
+// Precheck refuses, before anything is written for it, a registration
+// that Ensure would refuse because of the Cluster already there.
+func Precheck(ctx context.Context, c client.Client, spec Spec) error {
+	cluster := &clusterv1alpha1.Cluster{}
+	err := c.Get(ctx, client.ObjectKey{Name: spec.Name}, cluster)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading Cluster %s: %w", spec.Name, err)
+	}
+	return Check(cluster, spec)
+}
+
 // Check refuses a Cluster the agent may not serve.
 func Check(cluster *clusterv1alpha1.Cluster, spec Spec) error {
 	switch {
@@ -77,8 +99,8 @@ func Check(cluster *clusterv1alpha1.Cluster, spec Spec) error {
 	return nil
 }
 
-// apply writes the agent's fields into the Cluster; the others (taints,
-// resource models, ...) are the control plane's and users'.
+// apply writes the agent's fields into the Cluster, as its flags say; the
+// others (taints, resource models, ...) are the control plane's and users'.
 func apply(cluster *clusterv1alpha1.Cluster, spec Spec) {
 	cluster.Spec.SyncMode = clusterv1alpha1.Pull
 	if cluster.Spec.ID == "" {
@@ -88,9 +110,11 @@ func apply(cluster *clusterv1alpha1.Cluster, spec Spec) {
 	cluster.Spec.Provider = spec.Provider
 	cluster.Spec.Region = spec.Region
 	cluster.Spec.Zones = slices.Clone(spec.Zones)
+	cluster.Spec.ProxyURL = spec.ProxyURL
+	cluster.Spec.SecretRef = spec.SecretRef.DeepCopy()
+	cluster.Spec.ImpersonatorSecretRef = spec.ImpersonatorSecretRef.DeepCopy()
 }
 
 func equalSpec(a, b *clusterv1alpha1.Cluster) bool {
-	return a.Spec.SyncMode == b.Spec.SyncMode && a.Spec.ID == b.Spec.ID && a.Spec.APIEndpoint == b.Spec.APIEndpoint &&
-		a.Spec.Provider == b.Spec.Provider && a.Spec.Region == b.Spec.Region && slices.Equal(a.Spec.Zones, b.Spec.Zones)
+	return equality.Semantic.DeepEqual(a.Spec, b.Spec)
 }

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -363,4 +365,60 @@ func TestClusterResourceBinding(t *testing.T) {
 	}
 	waitWorkGone(t, workKey("member1", "", role.Name, "ClusterRole"))
 	waitWorkGone(t, workKey("member3", "", role.Name, "ClusterRole"))
+}
+
+// A Work of a cluster being deleted, deleted by the cluster controller, is
+// not written again while the binding still names the cluster: the
+// cluster's deletion waits for its execution namespace to empty.
+func TestNoWorkForClusterBeingDeleted(t *testing.T) {
+	// One worker: bindings are reconciled in the order their events come.
+	start(t, 1)
+	ctx := t.Context()
+	const leaving = "leaving"
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionSpace(leaving)}},
+		&clusterv1alpha1.Cluster{
+			ObjectMeta: metav1.ObjectMeta{Name: leaving, Finalizers: []string{clusterv1alpha1.ClusterControllerFinalizer}},
+			Spec:       clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1"},
+		},
+	} {
+		if err := apiClient.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		c := &clusterv1alpha1.Cluster{}
+		if err := apiClient.Get(context.Background(), client.ObjectKey{Name: leaving}, c); err == nil {
+			c.Finalizers = nil
+			_ = apiClient.Update(context.Background(), c)
+		}
+	})
+	ns := namespace(t, "leaving")
+	d := deployment(t, ns, "web", 1, "nginx")
+	rb := deploymentBinding(t, d, targets(leaving, 1))
+	key := workKey(leaving, ns, "web", "Deployment")
+	waitWork(t, key, "exists", func(*workv1alpha1.Work) bool { return true })
+
+	if err := apiClient.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: leaving}}); err != nil {
+		t.Fatal(err)
+	}
+	// What the cluster controller does for a cluster being deleted.
+	if err := apiClient.Delete(ctx, &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	releaseWork(t, key)
+	waitFor(t, "Work "+key.String()+" is gone", func(ctx context.Context) (bool, error) {
+		w, err := getWork(ctx, key)
+		return err == nil && w == nil, err
+	})
+
+	// Touch the binding, then create another one: once the other's Work
+	// exists, this one has been reconciled after the Work went.
+	updateBinding(t, client.ObjectKeyFromObject(rb), func(rb *workv1alpha2.ResourceBinding) { rb.Labels["touched"] = "yes" })
+	other := deployment(t, ns, "other", 1, "nginx")
+	deploymentBinding(t, other, targets("member1", 1))
+	waitWork(t, workKey("member1", ns, "other", "Deployment"), "exists", func(*workv1alpha1.Work) bool { return true })
+	if w, err := getWork(ctx, key); err != nil || w != nil {
+		t.Errorf("Work of the cluster being deleted: %v, %v; want none", w, err)
+	}
 }

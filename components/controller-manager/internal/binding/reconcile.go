@@ -273,6 +273,14 @@ func (r *Reconciler) syncCluster(ctx context.Context, v View, template, base *un
 		s.failures = append(s.failures, err)
 		return
 	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		// Nothing more goes to a cluster being deleted: the cluster
+		// controller is removing its Works, and one written now would hold
+		// the deletion up for as long as the binding names the cluster
+		// (the scheduler takes it off).
+		ctrl.LoggerFrom(ctx).V(1).Info("Target cluster is being deleted; not writing its Work", "cluster", t.cluster)
+		return
+	}
 	if r.InjectPreservedState {
 		t.labels = preservedState(v.Spec, t.cluster)
 	}

@@ -19,6 +19,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/cluster"
+	"github.com/flotilla-io/flotilla/internal/controllertest"
 	"github.com/flotilla-io/flotilla/internal/events"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 	"github.com/flotilla-io/flotilla/internal/names"
@@ -133,15 +134,15 @@ func controllerHasFinalizer(c *clusterv1alpha1.Cluster) bool {
 func TestUnreachableMemberIsTaintedAndRecovers(t *testing.T) {
 	e := start(t, fast)
 	member := e.fed.Members[0]
-	proxy := startProxy(t, strings.TrimPrefix(member.Endpoint, "https://"))
+	proxy := controllertest.StartTCPProxy(t, strings.TrimPrefix(member.Endpoint, "https://"))
 	const name = "flaky"
-	register(t, e.client, name, "https://"+proxy.addr, clusterv1alpha1.LocalSecretReference{Namespace: localfed.NamespaceCluster, Name: member.Name})
+	register(t, e.client, name, "https://"+proxy.Addr, clusterv1alpha1.LocalSecretReference{Namespace: localfed.NamespaceCluster, Name: member.Name})
 	t.Cleanup(func() { deleteAndWait(t, e.client, name) })
 
 	readyIs(t, e.client, name, metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady)
 	taintsAre(t, e.client, name)
 
-	proxy.stop()
+	proxy.Stop()
 	// As Karmada: Ready=False, not Unknown, and so the not-ready taint.
 	obj := readyIs(t, e.client, name, metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable)
 	cond := meta.FindStatusCondition(obj.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
@@ -153,7 +154,7 @@ func TestUnreachableMemberIsTaintedAndRecovers(t *testing.T) {
 		return hasEvent(ctx, e.client, name, events.ReasonTaintClusterSucceed)
 	})
 
-	proxy.restart(t)
+	proxy.Restart(t)
 	readyIs(t, e.client, name, metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady)
 	taintsAre(t, e.client, name)
 }

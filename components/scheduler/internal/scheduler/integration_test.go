@@ -329,3 +329,44 @@ func TestIntegrationClusterResourceBinding(t *testing.T) {
 		return meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha2.Scheduled), "not scheduled"
 	})
 }
+
+// TestIntegrationOnlyTargetDeleted: bindings whose only cluster is being
+// deleted fit nowhere else, and still leave it, as Karmada cleans up the
+// result of a scheduling that finds no cluster: were the cluster kept, its
+// Works would be written again while the cluster controller removes them.
+func TestIntegrationOnlyTargetDeleted(t *testing.T) {
+	needAPIServer(t)
+	ctx := context.Background()
+	startScheduler(t, "it-only", scheduler.Options{})
+	doomed := createCluster(t, fixture.Cluster("only-a"))
+	dup := fixture.Binding("only-dup").Replicas(2).SchedulerName("it-only").ClusterNames("only-a").Obj()
+	div := fixture.Binding("only-div").Replicas(2).SchedulerName("it-only").ClusterNames("only-a").Weighted().Obj()
+	for _, rb := range []*workv1alpha2.ResourceBinding{dup, div} {
+		createBinding(t, rb)
+		waitClusters(t, rb, []workv1alpha2.TargetCluster{T("only-a", 2)})
+	}
+
+	// A finalizer holds the deletion, as the controller-manager's does.
+	doomed.Finalizers = append(doomed.Finalizers, "flotilla.io/test")
+	if err := apiClient.Update(ctx, doomed); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c := &clusterv1alpha1.Cluster{}
+		if err := apiClient.Get(ctx, client.ObjectKey{Name: "only-a"}, c); err == nil && len(c.Finalizers) > 0 {
+			c.Finalizers = nil
+			_ = apiClient.Update(ctx, c)
+		}
+	})
+	if err := apiClient.Delete(ctx, doomed); err != nil {
+		t.Fatal(err)
+	}
+	for _, rb := range []*workv1alpha2.ResourceBinding{dup, div} {
+		eventually(t, rb.Name+" off the deleting cluster, not scheduled", func() (bool, string) {
+			got := getBinding(t, rb.Namespace, rb.Name)
+			cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.Scheduled)
+			ok := len(got.Spec.Clusters) == 0 && cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == workv1alpha2.BindingReasonNoClusterFit
+			return ok, fmt.Sprintf("clusters %v, Scheduled %+v", got.Spec.Clusters, cond)
+		})
+	}
+}

@@ -533,9 +533,29 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key queue.Key) queue.Outcom
 		Name:                 obj.GetName(),
 	})
 	if err != nil {
+		var fit *framework.FitError
+		if remaining := s.presentTargets(b.Spec.Clusters); errors.As(err, &fit) && len(remaining) != len(b.Spec.Clusters) {
+			// As in Karmada, a binding that fits nowhere else still leaves
+			// the clusters deleted or being deleted: keeping them would have
+			// their Works written again while the cluster leaves.
+			log.V(1).Info("No cluster fits the binding; removing it from the clusters that are leaving", "reason", err.Error())
+			return s.recordNoFit(ctx, b, err, remaining)
+		}
 		return s.recordFailure(ctx, b, err)
 	}
 	return s.recordSuccess(ctx, b, decision)
+}
+
+// presentTargets are the targets whose cluster exists and is not being
+// deleted.
+func (s *Scheduler) presentTargets(targets []workv1alpha2.TargetCluster) []workv1alpha2.TargetCluster {
+	var out []workv1alpha2.TargetCluster
+	for _, tc := range targets {
+		if s.targetState(tc.Name) == TargetPresent {
+			out = append(out, tc)
+		}
+	}
+	return out
 }
 
 // refit places a scheduled binding again after a cluster change, as
@@ -559,7 +579,7 @@ func (s *Scheduler) refit(ctx context.Context, b Binding) (outcome queue.Outcome
 	switch {
 	case errors.As(err, &fit):
 		log.V(1).Info("No cluster fits the binding after a cluster change; removing it from all", "reason", err.Error())
-		return s.recordNoFit(ctx, b, err), true
+		return s.recordNoFit(ctx, b, err, nil), true
 	case err != nil:
 		return s.recordFailure(ctx, b, err), true
 	case equality.Semantic.DeepEqual(normalizeTargets(b.Spec.Clusters), normalizeTargets(decision.Clusters)) &&
@@ -570,13 +590,14 @@ func (s *Scheduler) refit(ctx context.Context, b Binding) (outcome queue.Outcome
 	return s.recordSuccess(ctx, b, decision), true
 }
 
-// recordNoFit empties spec.clusters, then records the failure.
-func (s *Scheduler) recordNoFit(ctx context.Context, b Binding, schedErr error) queue.Outcome {
+// recordNoFit sets spec.clusters to keep (empty: the binding leaves every
+// cluster), then records the failure.
+func (s *Scheduler) recordNoFit(ctx context.Context, b Binding, schedErr error, keep []workv1alpha2.TargetCluster) queue.Outcome {
 	placement, err := json.Marshal(b.Spec.Placement)
 	if err != nil {
 		return s.recordFailure(ctx, b, fmt.Errorf("encoding the placement: %w", err))
 	}
-	patch, err := buildSpecPatch(b, nil, string(placement))
+	patch, err := buildSpecPatch(b, keep, string(placement))
 	if err != nil {
 		return s.recordFailure(ctx, b, fmt.Errorf("encoding the schedule: %w", err))
 	}
@@ -589,7 +610,7 @@ func (s *Scheduler) recordNoFit(ctx context.Context, b Binding, schedErr error) 
 		s.stats.specWrites.Add(1)
 		s.writes.add(b.Key(), rv)
 		generation, rv = target.GetGeneration(), target.GetResourceVersion()
-		s.specWritten(ctx, b, rv, nil)
+		s.specWritten(ctx, b, rv, keep)
 	}
 	return s.recordFailureAt(ctx, b, schedErr, generation, rv)
 }
@@ -644,9 +665,9 @@ func (s *Scheduler) recordSuccess(ctx context.Context, b Binding, d core.Decisio
 }
 
 // recordFailure keeps spec.clusters as it is (a failed decision never
-// removes a running workload; only refit's recordNoFit does, for a binding
-// whose clusters all stopped matching) and reports the failure in the
-// Scheduled condition.
+// removes a running workload; only recordNoFit does, for a binding whose
+// clusters all stopped matching or are leaving) and reports the failure in
+// the Scheduled condition.
 func (s *Scheduler) recordFailure(ctx context.Context, b Binding, schedErr error) queue.Outcome {
 	return s.recordFailureAt(ctx, b, schedErr, b.Object.GetGeneration(), b.Object.GetResourceVersion())
 }
