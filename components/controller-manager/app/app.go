@@ -273,17 +273,31 @@ func failoverControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorde
 // serviceControllers are the multi-cluster service controllers, Karmada's
 // serviceExport, endpointSlice, serviceImport, multiclusterservice,
 // endpointsliceCollect and endpointsliceDispatch.
-func serviceControllers(mgr ctrl.Manager, recorders *eventrecorder.Broadcaster, informers *membercluster.InformerManager) []controllerSetup {
-	return []controllerSetup{
-		{serviceexport.ControllerName, (&serviceexport.Reconciler{Client: mgr.GetClient(), Informers: informers}).SetupWithManager},
-		{endpointslice.ControllerName, (&endpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager},
-		{serviceimport.ControllerName, (&serviceimport.Reconciler{Client: mgr.GetClient(),
-			Recorder: recorders.NewRecorder(serviceimport.ControllerName)}).SetupWithManager},
-		{multiclusterservice.ControllerName, (&multiclusterservice.Reconciler{Client: mgr.GetClient(),
-			Recorder: recorders.NewRecorder(multiclusterservice.ControllerName)}).SetupWithManager},
-		{multiclusterservice.CollectControllerName, (&multiclusterservice.CollectReconciler{Client: mgr.GetClient(), Informers: informers}).SetupWithManager},
-		{multiclusterservice.DispatchControllerName, (&multiclusterservice.DispatchReconciler{Client: mgr.GetClient()}).SetupWithManager},
+func serviceControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorder.Broadcaster, informers *membercluster.InformerManager) ([]controllerSetup, error) {
+	sel, err := opts.selectable.selection()
+	if err != nil {
+		return nil, err
 	}
+	named := []struct {
+		name  string
+		setup controllerSetup
+	}{
+		{ServiceExport, controllerSetup{serviceexport.ControllerName, (&serviceexport.Reconciler{Client: mgr.GetClient(), Informers: informers}).SetupWithManager}},
+		{EndpointSlice, controllerSetup{endpointslice.ControllerName, (&endpointslice.Reconciler{Client: mgr.GetClient()}).SetupWithManager}},
+		{ServiceImport, controllerSetup{serviceimport.ControllerName, (&serviceimport.Reconciler{Client: mgr.GetClient(),
+			Recorder: recorders.NewRecorder(serviceimport.ControllerName)}).SetupWithManager}},
+		{MultiClusterService, controllerSetup{multiclusterservice.ControllerName, (&multiclusterservice.Reconciler{Client: mgr.GetClient(),
+			Recorder: recorders.NewRecorder(multiclusterservice.ControllerName)}).SetupWithManager}},
+		{EndpointSliceCollect, controllerSetup{multiclusterservice.CollectControllerName, (&multiclusterservice.CollectReconciler{Client: mgr.GetClient(), Informers: informers}).SetupWithManager}},
+		{EndpointSliceDispatch, controllerSetup{multiclusterservice.DispatchControllerName, (&multiclusterservice.DispatchReconciler{Client: mgr.GetClient()}).SetupWithManager}},
+	}
+	var out []controllerSetup
+	for _, c := range named {
+		if sel.enabled(c.name) {
+			out = append(out, c.setup)
+		}
+	}
+	return out, nil
 }
 
 // controllerSetup adds one controller to the manager.
@@ -400,6 +414,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 	if err != nil {
 		return err
 	}
+	services, err := serviceControllers(mgr, opts, recorders, informers)
+	if err != nil {
+		return err
+	}
 	controllers := slices.Concat([]controllerSetup{
 		{cluster.ControllerName, (&cluster.Reconciler{
 			Client:                  mgr.GetClient(),
@@ -465,7 +483,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		}).SetupWithManager},
 		{csrapproval.ControllerName, (&csrapproval.Reconciler{Client: mgr.GetClient(), Kube: kube, Direct: direct}).SetupWithManager},
 		{workloadrebalancer.ControllerName, (&workloadrebalancer.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}).SetupWithManager},
-	}, failoverControllers(mgr, opts, recorders, interp), serviceControllers(mgr, recorders, informers), selected)
+	}, failoverControllers(mgr, opts, recorders, interp), services, selected)
 	for _, c := range controllers {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)

@@ -25,6 +25,13 @@ const (
 	HPAScaleTargetMarker              = "hpaScaleTargetMarker"
 	DeploymentReplicasSyncer          = "deploymentReplicasSyncer"
 	CronFederatedHPA                  = "cronFederatedHorizontalPodAutoscaler"
+
+	ServiceExport         = "serviceExport"
+	EndpointSlice         = "endpointSlice"
+	ServiceImport         = "serviceImport"
+	MultiClusterService   = "multiclusterservice"
+	EndpointSliceCollect  = "endpointsliceCollect"
+	EndpointSliceDispatch = "endpointsliceDispatch"
 )
 
 // disabledByDefault are the controllers "*" leaves off, Karmada's.
@@ -47,7 +54,8 @@ func (o *selectableOptions) bindFlags(fs *flag.FlagSet) {
 // selectableNames are the names --controllers knows.
 func selectableNames() []string {
 	return []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement,
-		HPAScaleTargetMarker, DeploymentReplicasSyncer, CronFederatedHPA}
+		HPAScaleTargetMarker, DeploymentReplicasSyncer, CronFederatedHPA,
+		ServiceExport, EndpointSlice, ServiceImport, MultiClusterService, EndpointSliceCollect, EndpointSliceDispatch}
 }
 
 // selection is a parsed --controllers.

@@ -8,16 +8,20 @@ import (
 )
 
 func TestControllersFlag(t *testing.T) {
+	services := []string{ServiceExport, EndpointSlice, ServiceImport, MultiClusterService, EndpointSliceCollect, EndpointSliceDispatch}
+	withServices := func(names ...string) []string { return append(names, services...) }
 	tests := []struct {
 		flag string
 		want []string
 	}{
-		{"*", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA}},
-		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", []string{FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker, CronFederatedHPA}},
+		{"*", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA)},
+		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker, CronFederatedHPA)},
+		{"*,-serviceExport,-endpointsliceDispatch", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA,
+			EndpointSlice, ServiceImport, MultiClusterService, EndpointSliceCollect}},
 		// Without "*", only what is named.
 		{"deploymentReplicasSyncer", []string{DeploymentReplicasSyncer}},
 		// The first explicit choice wins, as in Karmada.
-		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA}},
+		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA)},
 		{"", nil},
 	}
 	for _, tc := range tests {
