@@ -392,7 +392,7 @@ func TestUnreachableMember(t *testing.T) {
 	e := start(t)
 	ns := e.memberNamespace(t, "t-unreachable")
 	member2 := e.fed.Member("member2")
-	proxy := newProxy(t, hostPort(member2.Endpoint))
+	proxy := controllertest.StartTCPProxy(t, hostPort(member2.Endpoint))
 
 	// "flaky" is member2 seen through the proxy, with member2's credentials.
 	const flaky = "flaky"
@@ -400,7 +400,7 @@ func TestUnreachableMember(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: flaky},
 		Spec: clusterv1alpha1.ClusterSpec{
 			SyncMode:    clusterv1alpha1.Push,
-			APIEndpoint: proxy.endpoint(),
+			APIEndpoint: "https://" + proxy.Addr,
 			SecretRef:   &clusterv1alpha1.LocalSecretReference{Namespace: clusterv1alpha1.NamespaceClusterSecrets, Name: "member2"},
 		},
 	}
@@ -410,7 +410,7 @@ func TestUnreachableMember(t *testing.T) {
 	t.Cleanup(func() { _ = e.cp.Delete(context.Background(), cluster) })
 	e.makeReady(t, flaky)
 
-	proxy.stop()
+	proxy.Stop()
 	w := newWork(t, flaky, "through-proxy", configMap(ns, "through-proxy", map[string]string{"k": "v"}))
 	e.create(t, w)
 	key := client.ObjectKeyFromObject(w)
@@ -422,7 +422,7 @@ func TestUnreachableMember(t *testing.T) {
 	e.create(t, healthy)
 	e.conditionIs(t, client.ObjectKeyFromObject(healthy), workv1alpha1.WorkApplied, metav1.ConditionTrue, workv1alpha1.WorkReasonAppliedSuccessful)
 
-	proxy.restart(t)
+	proxy.Restart(t)
 	e.conditionIs(t, key, workv1alpha1.WorkApplied, metav1.ConditionTrue, workv1alpha1.WorkReasonAppliedSuccessful)
 	cmKey := client.ObjectKey{Namespace: ns, Name: "through-proxy"}
 	if err := member2.Client.Get(t.Context(), cmKey, &corev1.ConfigMap{}); err != nil {
@@ -430,7 +430,7 @@ func TestUnreachableMember(t *testing.T) {
 	}
 
 	t.Run("deleted while unreachable", func(t *testing.T) {
-		proxy.stop()
+		proxy.Stop()
 		if err := e.cp.Delete(t.Context(), w); err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +446,7 @@ func TestUnreachableMember(t *testing.T) {
 		if err := member2.Client.Get(t.Context(), cmKey, &corev1.ConfigMap{}); err != nil {
 			t.Fatalf("member object: %v", err)
 		}
-		proxy.restart(t)
+		proxy.Restart(t)
 		gone(t, "Work "+w.Name, func(ctx context.Context) error { return e.cp.Get(ctx, key, &workv1alpha1.Work{}) })
 		gone(t, "member ConfigMap", func(ctx context.Context) error { return member2.Client.Get(ctx, cmKey, &corev1.ConfigMap{}) })
 	})
@@ -456,7 +456,7 @@ func TestUnreachableMember(t *testing.T) {
 		e.create(t, last)
 		lastKey := client.ObjectKeyFromObject(last)
 		e.conditionIs(t, lastKey, workv1alpha1.WorkApplied, metav1.ConditionTrue, workv1alpha1.WorkReasonAppliedSuccessful)
-		proxy.stop()
+		proxy.Stop()
 		if err := e.cp.Delete(t.Context(), last); err != nil {
 			t.Fatal(err)
 		}

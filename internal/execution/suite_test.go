@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -265,94 +262,6 @@ func gone(t *testing.T, what string, get func(ctx context.Context) error) {
 		return false, err
 	})
 }
-
-// tcpProxy forwards connections to a member's API server; stopping it
-// makes the member unreachable for whoever uses its address, and starting
-// it again on the same port brings the member back. TLS passes through:
-// the member's serving certificate names 127.0.0.1.
-type tcpProxy struct {
-	addr, target string
-
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[net.Conn]bool
-}
-
-func newProxy(t *testing.T, target string) *tcpProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{addr: ln.Addr().String(), target: target, conns: map[net.Conn]bool{}}
-	p.serve(ln)
-	t.Cleanup(p.stop)
-	return p
-}
-
-func (p *tcpProxy) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.pipe(conn)
-		}
-	}()
-}
-
-func (p *tcpProxy) pipe(conn net.Conn) {
-	up, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_ = conn.Close()
-		return
-	}
-	p.mu.Lock()
-	if p.ln == nil {
-		p.mu.Unlock()
-		_, _ = conn.Close(), up.Close()
-		return
-	}
-	p.conns[conn], p.conns[up] = true, true
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(up, conn); _ = up.Close() }()
-	_, _ = io.Copy(conn, up)
-	_ = conn.Close()
-}
-
-func (p *tcpProxy) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		_ = p.ln.Close()
-		p.ln = nil
-	}
-	for c := range p.conns {
-		_ = c.Close()
-		delete(p.conns, c)
-	}
-}
-
-func (p *tcpProxy) restart(t *testing.T) {
-	t.Helper()
-	var ln net.Listener
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		var err error
-		ln, err = net.Listen("tcp", p.addr)
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("listening again on %s: %v", p.addr, err)
-	}
-	p.serve(ln)
-}
-
-// endpoint is the proxy's URL.
-func (p *tcpProxy) endpoint() string { return "https://" + p.addr }
 
 // hostPort strips the scheme of an endpoint URL.
 func hostPort(endpoint string) string { return strings.TrimPrefix(endpoint, "https://") }
