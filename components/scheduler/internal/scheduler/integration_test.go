@@ -106,8 +106,7 @@ func TestIntegrationWeightedBinding(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
 	s := startScheduler(t, "it-weighted", scheduler.Options{TemplateEvents: true})
-	createCluster(t, fixture.Cluster("w-a"))
-	createCluster(t, fixture.Cluster("w-b"))
+	waitSchedulerSees(t, s, createCluster(t, fixture.Cluster("w-a")), createCluster(t, fixture.Cluster("w-b")))
 
 	rb := fixture.Binding("weighted").Replicas(3).SchedulerName("it-weighted").ClusterNames("w-a", "w-b").
 		Weighted(fixture.Weight{Cluster: "w-a", Weight: 2}, fixture.Weight{Cluster: "w-b", Weight: 1}).Obj()
@@ -175,8 +174,7 @@ func TestIntegrationDynamicScaleIsSteady(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
 	s := startScheduler(t, "it-dynamic", scheduler.Options{})
-	createCluster(t, fixture.Cluster("dy-a").Pods(30))
-	createCluster(t, fixture.Cluster("dy-b").Pods(10))
+	waitSchedulerSees(t, s, createCluster(t, fixture.Cluster("dy-a").Pods(30)), createCluster(t, fixture.Cluster("dy-b").Pods(10)))
 
 	rb := fixture.Binding("dynamic").Replicas(8).SchedulerName("it-dynamic").ClusterNames("dy-a", "dy-b").Dynamic().Obj()
 	createBinding(t, rb)
@@ -259,9 +257,9 @@ func TestIntegrationUnschedulableUntilAClusterFits(t *testing.T) {
 func TestIntegrationDuplicatedFollowsClusters(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
-	startScheduler(t, "it-refit", scheduler.Options{})
-	createCluster(t, fixture.Cluster("refit-a"))
+	s := startScheduler(t, "it-refit", scheduler.Options{})
 	tainted := createCluster(t, fixture.Cluster("refit-b").Taint(clusterv1alpha1.TaintClusterNotReady, "", "NoSchedule"))
+	waitSchedulerSees(t, s, createCluster(t, fixture.Cluster("refit-a")), tainted)
 
 	dup := fixture.Binding("everywhere").Replicas(2).SchedulerName("it-refit").ClusterNames("refit-a", "refit-b", "refit-c").Obj()
 	createBinding(t, dup)
@@ -285,9 +283,9 @@ func TestIntegrationDuplicatedFollowsClusters(t *testing.T) {
 func TestIntegrationDeletedClusterReschedules(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
-	startScheduler(t, "it-deleted", scheduler.Options{})
-	createCluster(t, fixture.Cluster("del-a"))
+	s := startScheduler(t, "it-deleted", scheduler.Options{})
 	doomed := createCluster(t, fixture.Cluster("del-b"))
+	waitSchedulerSees(t, s, createCluster(t, fixture.Cluster("del-a")), doomed)
 
 	rb := fixture.Binding("moving").Replicas(4).SchedulerName("it-deleted").ClusterNames("del-a", "del-b").Weighted().Obj()
 	createBinding(t, rb)
@@ -337,8 +335,9 @@ func TestIntegrationClusterResourceBinding(t *testing.T) {
 func TestIntegrationOnlyTargetDeleted(t *testing.T) {
 	needAPIServer(t)
 	ctx := context.Background()
-	startScheduler(t, "it-only", scheduler.Options{})
+	s := startScheduler(t, "it-only", scheduler.Options{})
 	doomed := createCluster(t, fixture.Cluster("only-a"))
+	waitSchedulerSees(t, s, doomed)
 	dup := fixture.Binding("only-dup").Replicas(2).SchedulerName("it-only").ClusterNames("only-a").Obj()
 	div := fixture.Binding("only-div").Replicas(2).SchedulerName("it-only").ClusterNames("only-a").Weighted().Obj()
 	for _, rb := range []*workv1alpha2.ResourceBinding{dup, div} {

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -138,6 +139,7 @@ func startStoppableScheduler(tb testing.TB, name string, opts scheduler.Options)
 		cancel()
 		tb.Fatal(err)
 	}
+	schedulerCaches.Store(s, mgr.GetCache())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	var once sync.Once
@@ -152,3 +154,29 @@ func startStoppableScheduler(tb testing.TB, name string, opts scheduler.Options)
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// schedulerCaches holds each started scheduler's informer cache, by
+// scheduler, for waitSchedulerSees.
+var schedulerCaches sync.Map
+
+// waitSchedulerSees waits until s's cache holds each cluster with the
+// status the test gave it: a binding created before that would be
+// scheduled against a cluster the scheduler has not seen yet, or has seen
+// only without status (not Ready), which a loaded machine makes likely.
+func waitSchedulerSees(tb testing.TB, s *scheduler.Scheduler, clusters ...*clusterv1alpha1.Cluster) {
+	tb.Helper()
+	v, ok := schedulerCaches.Load(s)
+	if !ok {
+		tb.Fatal("scheduler not started by startScheduler")
+	}
+	reader := v.(client.Reader)
+	for _, want := range clusters {
+		eventually(tb, "the scheduler's cache has cluster "+want.Name+" with its status", func() (bool, string) {
+			var got clusterv1alpha1.Cluster
+			if err := reader.Get(context.Background(), client.ObjectKeyFromObject(want), &got); err != nil {
+				return false, err.Error()
+			}
+			return equality.Semantic.DeepEqual(got.Status, want.Status), fmt.Sprintf("status %+v", got.Status)
+		})
+	}
+}
