@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -40,7 +41,27 @@ func InSync(ctx context.Context, interp interpreter.Interpreter, t Target, obser
 	if err != nil {
 		return false, err
 	}
-	return Covers(want.Object, observed.Object), nil
+	return Covers(withoutLastApplied(want.Object), observed.Object), nil
+}
+
+// withoutLastApplied is obj without kubectl's last-applied copy, sharing
+// everything else with it. The member-object cache drops that annotation
+// (compactForCache), so comparing it would find every template created with
+// kubectl apply out of sync and rewrite it on each change the member makes;
+// the hash annotation already says which manifest was applied.
+func withoutLastApplied(obj map[string]any) map[string]any {
+	meta, _ := obj["metadata"].(map[string]any)
+	annotations, _ := meta["annotations"].(map[string]any)
+	if _, ok := annotations[lastAppliedAnnotation]; !ok {
+		return obj
+	}
+	out := maps.Clone(obj)
+	outMeta := maps.Clone(meta)
+	outAnnotations := maps.Clone(annotations)
+	delete(outAnnotations, lastAppliedAnnotation)
+	outMeta["annotations"] = outAnnotations
+	out["metadata"] = outMeta
+	return out
 }
 
 // Covers reports whether observed has every value desired sets. Fields

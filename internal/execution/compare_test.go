@@ -82,7 +82,13 @@ func TestInSync(t *testing.T) {
 		// retainReplicas labels the manifest so that the member's replicas
 		// are kept.
 		retainReplicas bool
-		want           bool
+		// lastApplied gives the manifest kubectl's last-applied copy, as
+		// templates created with kubectl apply have.
+		lastApplied bool
+		// fromCache reads the member object as the member-object cache
+		// holds it.
+		fromCache bool
+		want      bool
 	}{
 		{name: "as applied, with defaults and status", want: true},
 		{name: "replicas edited in the member", mutate: func(o *unstructured.Unstructured) {
@@ -111,18 +117,39 @@ func TestInSync(t *testing.T) {
 		{name: "member scaled with retain-replicas", retainReplicas: true, want: true, mutate: func(o *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(o.Object, int64(7), "spec", "replicas")
 		}},
+		{name: "kubectl-applied template read from the cache", lastApplied: true, fromCache: true, want: true},
+		{name: "kubectl-applied template, image edited, read from the cache", lastApplied: true, fromCache: true, mutate: func(o *unstructured.Unstructured) {
+			c, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			c[0].(map[string]any)["image"] = "httpd"
+			_ = unstructured.SetNestedSlice(o.Object, c, "spec", "template", "spec", "containers")
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tg := target
-			if tt.retainReplicas {
+			if tt.retainReplicas || tt.lastApplied {
 				m := deployment("nginx", 3)
-				m["metadata"].(map[string]any)["labels"].(map[string]any)[workv1alpha1.RetainReplicasLabel] = "true"
+				meta := m["metadata"].(map[string]any)
+				if tt.retainReplicas {
+					meta["labels"].(map[string]any)[workv1alpha1.RetainReplicasLabel] = "true"
+				}
+				if tt.lastApplied {
+					meta["annotations"] = map[string]any{lastAppliedAnnotation: `{"kind":"Deployment"}`}
+				}
 				tg = mustTarget(t, testWork(t, m))
 			}
 			observed := asObserved(t, tg.Desired)
 			if tt.mutate != nil {
 				tt.mutate(observed)
+			}
+			if tt.fromCache {
+				packed, err := compactForCache(observed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if observed, err = FromCache(packed); err != nil {
+					t.Fatal(err)
+				}
 			}
 			before := tg.Desired.DeepCopy()
 			got, err := InSync(ctx, interp, tg, observed)

@@ -92,7 +92,7 @@ func TestPropagation(t *testing.T) {
 func mean(runs []result) result {
 	m := runs[0]
 	m.latencies = nil
-	m.writes = writeCounts{}
+	m.writes, m.deleteWrites = writeCounts{}, writeCounts{}
 	m.cpu, m.deleteCPU = cpuByRole{}, cpuByRole{}
 	var elapsed, cm, sched, apiserver, deleteElapsed time.Duration
 	for _, r := range runs {
@@ -115,12 +115,18 @@ func mean(runs []result) result {
 		for k, v := range r.writes {
 			m.writes[k] += v
 		}
+		for k, v := range r.deleteWrites {
+			m.deleteWrites[k] += v
+		}
 	}
 	n := time.Duration(len(runs))
 	m.elapsed, m.cm.cpu, m.sched.cpu, m.apiserver.cpu = elapsed/n, cm/n, sched/n, apiserver/n
 	m.deleteElapsed = deleteElapsed / n
 	for k := range m.writes {
 		m.writes[k] /= float64(len(runs))
+	}
+	for k := range m.deleteWrites {
+		m.deleteWrites[k] /= float64(len(runs))
 	}
 	slices.Sort(m.latencies)
 	return m
@@ -141,12 +147,14 @@ func (r result) report(b *testing.B) {
 	b.ReportMetric(float64(r.sched.peakRSS)/mb, "sched-peak-MB")
 	b.ReportMetric(r.apiserver.cpu.Seconds(), "cp-apiserver-cpu-s")
 	b.ReportMetric(r.writes.total()/float64(r.templates), "cp-writes/template")
+	b.ReportMetric(r.writes.withoutEvents().total()/float64(r.templates), "cp-writes-no-events/template")
 	b.ReportMetric(perTemplateMS(r.cpu.total(), r.templates), "cpu-ms/template")
 	for role, d := range r.cpu {
 		b.ReportMetric(perTemplateMS(d, r.templates), role+"-cpu-ms/template")
 	}
 	b.ReportMetric(r.deleteElapsed.Seconds(), "delete-s")
 	b.ReportMetric(perTemplateMS(r.deleteCPU.total(), r.templates), "delete-cpu-ms/template")
+	b.ReportMetric(r.deleteWrites.total()/float64(r.templates), "delete-cp-writes/template")
 }
 
 func (r result) summary() string {
@@ -156,12 +164,15 @@ func (r result) summary() string {
 	}
 	return fmt.Sprintf("%d templates, %d member objects in %v: %.1f templates/s; latency p50 %v p99 %v\n"+
 		"controller-manager %.1f CPU s, peak %.0f MB; scheduler %.1f CPU s, peak %.0f MB (peaks %s); control-plane kube-apiserver %.1f CPU s\n"+
-		"control-plane requests, watches aside (%.0f writes, %.1f per template):\n%s"+
+		"control-plane requests, watches aside (%.0f writes, %.1f per template, %.1f without events):\n%s"+
 		"CPU of every process while propagating:\n%s"+
-		"deleting them all took %v; CPU meanwhile:\n%s",
+		"deleting them all took %v; CPU meanwhile:\n%s"+
+		"control-plane requests while deleting (%.0f writes, %.1f per template):\n%s",
 		r.templates, r.memberObjects, r.elapsed.Round(time.Millisecond), float64(r.templates)/r.elapsed.Seconds(),
 		r.percentile(0.50).Round(time.Millisecond), r.percentile(0.99).Round(time.Millisecond),
 		r.cm.cpu.Seconds(), float64(r.cm.peakRSS)/mb, r.sched.cpu.Seconds(), float64(r.sched.peakRSS)/mb, peaks,
-		r.apiserver.cpu.Seconds(), r.writes.total(), r.writes.total()/float64(r.templates), r.writes.table(r.templates),
-		r.cpu.table(r.templates), r.deleteElapsed.Round(time.Millisecond), r.deleteCPU.table(r.templates))
+		r.apiserver.cpu.Seconds(), r.writes.total(), r.writes.total()/float64(r.templates),
+		r.writes.withoutEvents().total()/float64(r.templates), r.writes.table(r.templates),
+		r.cpu.table(r.templates), r.deleteElapsed.Round(time.Millisecond), r.deleteCPU.table(r.templates),
+		r.deleteWrites.total(), r.deleteWrites.total()/float64(r.templates), r.deleteWrites.table(r.templates))
 }

@@ -74,6 +74,7 @@ type result struct {
 	// Deployments from every member.
 	deleteElapsed time.Duration
 	deleteCPU     cpuByRole
+	deleteWrites  writeCounts
 }
 
 func (r result) percentile(p float64) time.Duration {
@@ -165,6 +166,11 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 		tb.Fatal(err)
 	}
 	r.deleteCPU = cpuDeleted.minus(cpuAfter)
+	writesDeleted, err := scrapeWrites(ctx, e.cpKube)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r.deleteWrites = writesDeleted.minus(writesAfter)
 	// At once: the benchmark's own log only appears after every case.
 	fmt.Fprintf(os.Stderr, "%s: %s\n", ns, r.summary())
 	return r
