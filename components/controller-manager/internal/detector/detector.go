@@ -44,8 +44,11 @@ type Detector struct {
 	metadata  metadata.Interface
 	recorder  events.EventRecorder
 
-	queue     workqueue.TypedRateLimitingInterface[templateKey]
-	changes   *changeTracker
+	queue   workqueue.TypedRateLimitingInterface[templateKey]
+	changes *changeTracker
+	// created holds the bindings written moments ago that the cache may
+	// not show yet.
+	created   *createdBindings
 	informers *templateInformers
 	// rediscover asks for a discovery refresh now.
 	rediscover chan struct{}
@@ -111,6 +114,7 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) (*Detector, error) {
 		recorder:   opts.Recorder,
 		queue:      newQueue(),
 		changes:    newChangeTracker(),
+		created:    newCreatedBindings(),
 		informers:  newTemplateInformers(),
 		rediscover: make(chan struct{}, 1),
 	}

@@ -342,19 +342,30 @@ func (d *Detector) writeBinding(ctx context.Context, res resourceType, tmpl *uns
 	key := bindingKey(res, tmpl)
 	obj := newBinding(res.Namespaced)
 	err := d.client.Get(ctx, key, obj)
-	if apierrors.IsNotFound(err) {
+	fromCreate := false
+	switch {
+	case err == nil:
+		d.created.forget(key)
+	case apierrors.IsNotFound(err):
+		if created, ok := d.created.get(key); ok {
+			// The cache is behind our own create.
+			obj, err, fromCreate = created, nil, true
+			break
+		}
 		obj = newBinding(res.Namespaced)
 		obj.SetName(key.Name)
 		obj.SetNamespace(key.Namespace)
 		meta, spec := bindingParts(obj)
 		mergeBinding(meta, spec, intent, newPermanentID)
 		if err = d.client.Create(ctx, obj); err == nil {
+			d.created.add(key, obj)
 			return true, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			return false, err
 		}
-		// The cache is behind an earlier create.
+		// The cache is behind a create of another process or an earlier
+		// run of this one.
 		obj = newBinding(res.Namespaced)
 		err = d.reader.Get(ctx, key, obj)
 	}
@@ -374,7 +385,14 @@ func (d *Detector) writeBinding(ctx context.Context, res resourceType, tmpl *uns
 		return false, nil
 	}
 	if err := d.client.Update(ctx, obj); err != nil {
+		if fromCreate {
+			// Changed or gone since we created it: read it afresh next time.
+			d.created.forget(key)
+		}
 		return false, err
+	}
+	if fromCreate {
+		d.created.add(key, obj)
 	}
 	return true, nil
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,7 @@ import (
 // tests; each test works in its own namespace and with its own names.
 var (
 	testClient   client.Client
+	testConfig   *rest.Config
 	testDetector *Detector
 	testObserver = &observer{}
 	noServer     string
@@ -73,6 +75,7 @@ func runWithAPIServer(m *testing.M) int {
 		}
 	}()
 	cfg := server.Config
+	testConfig = cfg
 	testClient = server.Client
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
