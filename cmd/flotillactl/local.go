@@ -100,7 +100,7 @@ func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
 	if o.kubeconfig, err = filepath.Abs(o.kubeconfig); err != nil {
 		return fmt.Errorf("resolving --kubeconfig: %w", err)
 	}
-	if st, err := readState(stateDir); err == nil && processAlive(st.PID) {
+	if st, err := readState(stateDir); err == nil && processAlive(st) {
 		return fmt.Errorf("a local federation is already running (pid %d, kubeconfig %s); stop it with `flotillactl local down`", st.PID, st.Kubeconfig)
 	}
 	// Each run starts from scratch; the previous run's logs go with it.
@@ -112,11 +112,16 @@ func (o *localUpOptions) run(ctx context.Context, out io.Writer) error {
 
 	// Recorded before starting, so that `local down` can also stop a start
 	// in progress: SIGTERM cancels ctx, and Start stops what it began.
+	self, err := procStart(os.Getpid())
+	if err != nil {
+		return fmt.Errorf("reading this process's start time: %w", err)
+	}
 	if err := writeState(stateDir, localState{
 		PID:        os.Getpid(),
 		Kubeconfig: opts.KubeconfigPath,
 		WorkDir:    opts.WorkDir,
 		Started:    time.Now(),
+		ProcStart:  self,
 	}); err != nil {
 		return err
 	}
@@ -353,7 +358,7 @@ func localDown(ctx context.Context, out io.Writer, stateDir string, timeout time
 	if err != nil {
 		return err
 	}
-	if !processAlive(st.PID) {
+	if !processAlive(st) {
 		printf(out, "The local federation (pid %d) is not running any more\n", st.PID)
 		return removeState(stateDir)
 	}
@@ -363,10 +368,10 @@ func localDown(ctx context.Context, out io.Writer, stateDir string, timeout time
 	if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil {
 		return fmt.Errorf("signalling pid %d: %w", st.PID, err)
 	}
-	if !waitExit(ctx, st.PID, timeout) {
+	if !waitExit(ctx, st, timeout) {
 		printf(out, "Still running after %s; killing pid %d\n", timeout, st.PID)
 		_ = syscall.Kill(st.PID, syscall.SIGKILL)
-		if !waitExit(ctx, st.PID, 10*time.Second) {
+		if !waitExit(ctx, st, 10*time.Second) {
 			return fmt.Errorf("pid %d did not exit", st.PID)
 		}
 	}
@@ -375,10 +380,10 @@ func localDown(ctx context.Context, out io.Writer, stateDir string, timeout time
 	return nil
 }
 
-// waitExit polls until pid is gone or timeout passes.
-func waitExit(ctx context.Context, pid int, timeout time.Duration) bool {
+// waitExit polls until the process of st is gone or timeout passes.
+func waitExit(ctx context.Context, st localState, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
-	for processAlive(pid) {
+	for processAlive(st) {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return false
 		}

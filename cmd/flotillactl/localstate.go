@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // localState is what `local up` records for `local down` and for a second
@@ -18,6 +20,10 @@ type localState struct {
 	Kubeconfig string    `json:"kubeconfig"`
 	WorkDir    string    `json:"workDir"`
 	Started    time.Time `json:"started"`
+	// ProcStart is when the process started, in the kernel's clock ticks
+	// since boot (/proc/<pid>/stat): with the pid, it names the process
+	// even after the pid is recycled. Zero where /proc is not mounted.
+	ProcStart uint64 `json:"procStart,omitempty"`
 }
 
 const stateFile = "state.json"
@@ -72,21 +78,46 @@ func removeState(dir string) error {
 	return nil
 }
 
-// processAlive reports whether pid runs flotillactl. The command line is
-// checked where /proc has it, so that a recycled pid of an unrelated process
-// is never signalled.
-func processAlive(pid int) bool {
-	if pid <= 0 {
+// processAlive reports whether the process st recorded still runs. Where
+// /proc has it, its start time must match, so that a recycled pid of an
+// unrelated process is never signalled; a state without one (written by an
+// older release) falls back to the command line, which names flotillactl
+// or, run as a kubectl plugin, kubectl-flotilla.
+func processAlive(st localState) bool {
+	if st.PID <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if err := syscall.Kill(st.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if !procMounted() {
+		return true
+	}
+	if st.ProcStart != 0 {
+		started, err := procStart(st.PID)
+		return err == nil && started == st.ProcStart
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", st.PID))
 	if err != nil {
-		return !errors.Is(err, os.ErrNotExist) || !procMounted()
+		return !errors.Is(err, os.ErrNotExist)
 	}
-	return strings.Contains(string(cmdline), "flotillactl")
+	return strings.Contains(string(cmdline), "flotilla")
+}
+
+// procStart is the start time of pid from /proc; 0 without /proc.
+func procStart(pid int) (uint64, error) {
+	if !procMounted() {
+		return 0, nil
+	}
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0, err
+	}
+	stat, err := p.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return stat.Starttime, nil
 }
 
 func procMounted() bool {
