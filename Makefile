@@ -90,12 +90,17 @@ BENCH_SIZES ?= 1000,5000
 bench: k8s-binaries ## Run the benchmarks: Go micro-benchmarks, then propagation on a local federation.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench . -benchmem $(GOTEST_FLAGS) $$(go list ./... | grep -v '/test/bench\|/test/e2e/operator')
 	$(MAKE) bench-propagation
+	$(MAKE) bench-writecost
 	$(MAKE) bench-failover
 	$(MAKE) bench-operator
 
 .PHONY: bench-propagation
 bench-propagation: k8s-binaries ## Propagation benchmark: $(BENCH_SIZES) Deployments duplicated and divided over 3 members, one run each.
 	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkPropagation -benchtime 1x -timeout 180m -v $(GOTEST_FLAGS) ./test/bench -args -bench.sizes=$(BENCH_SIZES)
+
+.PHONY: bench-writecost
+bench-writecost: k8s-binaries ## Write-cost benchmark: API server CPU per create, update and status patch of each busy CRD against a ConfigMap of its size, per encoding and setting.
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -run '^$$' -bench BenchmarkWriteCost -benchtime 1x -timeout 60m -v $(GOTEST_FLAGS) ./test/bench/writecost
 
 .PHONY: bench-propagation-pull
 bench-propagation-pull: k8s-binaries ## Propagation benchmark, the same cases, with all 3 members in Pull mode (agents in the benchmark's process).

@@ -86,6 +86,14 @@ func (f *Federation) runAPIServer(ctx context.Context, c *Cluster) error {
 }
 
 func (f *Federation) apiServerArgs(c *Cluster) []string {
+	args := f.baseAPIServerArgs(c)
+	if c.Name == ControlPlaneName {
+		args = append(args, f.opts.ControlPlaneAPIServerArgs...)
+	}
+	return args
+}
+
+func (f *Federation) baseAPIServerArgs(c *Cluster) []string {
 	return []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",

@@ -61,6 +61,12 @@ type Options struct {
 	// only), for benchmarks that want to see where the servers spend CPU.
 	Profiling bool
 
+	// ControlPlaneAPIServerArgs are extra flags of the control plane's
+	// kube-apiserver, after the federation's own, so that a flag given here
+	// wins: e.g. --feature-gates=CBORServingAndStorage=true, to compare
+	// settings back to back.
+	ControlPlaneAPIServerArgs []string
+
 	// BinDir holds kube-apiserver, kube-controller-manager, kube-scheduler, etcd
 	// and kwok. Default: $KUBEBUILDER_ASSETS, else bin/k8s/<version> under the
 	// module root found above the working directory.
