@@ -83,7 +83,8 @@ func runSuite(m *testing.M) int {
 
 	wo := &env.WebhookInstallOptions
 	opts, err := ParseOptions("--bind-address="+wo.LocalServingHost, fmt.Sprintf("--secure-port=%d", wo.LocalServingPort),
-		"--cert-dir="+wo.LocalServingCertDir, "--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--cert-dir="+wo.LocalServingCertDir, "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--enable-federated-quota-enforcement")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -37,7 +37,7 @@ var members = []string{"member1", "member2", "member3"}
 
 // deploymentManifest is what a Work carries: a Deployment template as the
 // binding controller writes it.
-func deploymentManifest(ns, name string, replicas int) map[string]any {
+func deploymentManifest(ns, name, workNamespace, workName string, replicas int) map[string]any {
 	return map[string]any{
 		"apiVersion": "apps/v1",
 		"kind":       "Deployment",
@@ -47,13 +47,14 @@ func deploymentManifest(ns, name string, replicas int) map[string]any {
 				"app": name,
 				"propagationpolicy.karmada.io/permanent-id": "5d8a3f9e-2c41-4b7e-9a61-0f3c2b8d7e14",
 				"resourcebinding.karmada.io/permanent-id":   "a4c7e2d1-6b93-4f08-8e25-3d1f9c7b6a52",
+				"work.karmada.io/permanent-id":              "c3f1a9e7-8b24-4d6c-9e05-7a2b1f4d8c36",
 				"karmada.io/managed":                        "true",
 			},
 			"annotations": map[string]any{
 				"resourcebinding.karmada.io/name":      name + "-deployment",
 				"resourcebinding.karmada.io/namespace": ns,
-				"work.karmada.io/name":                 name + "-6c9f8d7b5",
-				"work.karmada.io/namespace":            "karmada-es-member1",
+				"work.karmada.io/name":                 workName,
+				"work.karmada.io/namespace":            workNamespace,
 			},
 		},
 		"spec": map[string]any{
@@ -154,6 +155,8 @@ func workKind() kind {
 		name: "Work", gvr: workGVR, gvk: gvk,
 		object: func(ns string, i int) *unstructured.Unstructured {
 			name := fmt.Sprintf("app-%06d", i)
+			// As the binding controller writes it: the manifest names its
+			// Work, and both carry the Work's permanent id.
 			return objectOf(gvk, ns, name+"-6c9f8d7b5", map[string]any{
 				"metadata": map[string]any{
 					"labels": map[string]any{
@@ -167,7 +170,7 @@ func workKind() kind {
 					"finalizers": []any{"karmada.io/execution-controller"},
 				},
 				"spec": map[string]any{
-					"workload": map[string]any{"manifests": []any{deploymentManifest("bench", name, 1)}},
+					"workload": map[string]any{"manifests": []any{deploymentManifest("bench", name, ns, name+"-6c9f8d7b5", 1)}},
 				},
 			})
 		},

@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/procfs"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,11 +42,55 @@ type setting struct {
 	name   string
 	args   []string
 	codecs []codec
+	// prepare changes the running control plane before the cases.
+	prepare func(ctx context.Context, p *plane) error
 }
 
 var settings = []setting{
 	{name: "default", codecs: []codec{jsonCodec, protobufCodec}},
 	{name: "cbor", args: []string{"--feature-gates=CBORServingAndStorage=true"}, codecs: []codec{jsonCodec, cborCodec}},
+	// Each served version of a CRD has a watch cache of its own, which
+	// decodes every write and, for a version other than the storage one,
+	// converts it (through the conversion webhook for the bindings).
+	{name: "bindings-v1alpha2-only", codecs: []codec{jsonCodec}, prepare: serveOnlyStorageVersion(
+		"resourcebindings.work.karmada.io", "clusterresourcebindings.work.karmada.io")},
+}
+
+// serveOnlyStorageVersion stops serving every version but the storage one
+// of the CRDs named.
+func serveOnlyStorageVersion(crds ...string) func(ctx context.Context, p *plane) error {
+	return func(ctx context.Context, p *plane) error {
+		ext, err := apiextensionsclient.NewForConfig(p.fed.ControlPlane.Config)
+		if err != nil {
+			return err
+		}
+		for _, name := range crds {
+			crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for i := range crd.Spec.Versions {
+				crd.Spec.Versions[i].Served = crd.Spec.Versions[i].Storage
+			}
+			if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
+				return fmt.Errorf("serving only the storage version of %s: %w", name, err)
+			}
+		}
+		// The server drops the versions' storage once it has seen the change.
+		return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := p.kube.Discovery().ServerResourcesForGroupVersion("work.karmada.io/v1alpha1")
+			if err != nil {
+				return false, nil
+			}
+			list, _ := p.kube.Discovery().ServerResourcesForGroupVersion("work.karmada.io/v1alpha1")
+			for _, r := range list.APIResources {
+				if r.Name == "resourcebindings" {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+	}
 }
 
 // op is one kind of write.
@@ -125,6 +170,11 @@ func startPlane(ctx context.Context, tb testing.TB, s setting) *plane {
 		tb.Fatal(err)
 	}
 	p.kube, p.rest = kube, kube.Discovery().RESTClient()
+	if s.prepare != nil {
+		if err := s.prepare(ctx, p); err != nil {
+			tb.Fatalf("preparing the control plane (%s): %v", s.name, err)
+		}
+	}
 	return p
 }
 

@@ -16,9 +16,13 @@ import (
 	"github.com/flotilla-io/flotilla/components/webhook/internal/verdict"
 )
 
-// +kubebuilder:webhook:path=/mutate-resourcebinding,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=v1alpha2,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
-// +kubebuilder:webhook:path=/mutate-clusterresourcebinding,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=clusterresourcebindings,verbs=create;update,versions=v1alpha2,name=clusterresourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
+// +kubebuilder:webhook:path=/mutate-resourcebinding,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=v1alpha2,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3,patch=`{"matchConditions":[{"name":"no-permanent-id","expression":"!has(object.metadata.labels) || !('resourcebinding.karmada.io/permanent-id' in object.metadata.labels)"}]}`
+// +kubebuilder:webhook:path=/mutate-clusterresourcebinding,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=clusterresourcebindings,verbs=create;update,versions=v1alpha2,name=clusterresourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3,patch=`{"matchConditions":[{"name":"no-permanent-id","expression":"!has(object.metadata.labels) || !('clusterresourcebinding.karmada.io/permanent-id' in object.metadata.labels)"}]}`
 
+// The defaulting webhooks are only called for a binding without its
+// permanent id (matchConditions): the detector writes bindings with it, and
+// a webhook call costs the API server more than the rest of the write.
+//
 // The binding webhooks register v1alpha2 only: with the default matchPolicy
 // (Equivalent) the API server converts requests made in v1alpha1 before
 // sending them, so the handlers decode one version.

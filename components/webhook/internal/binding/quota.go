@@ -19,14 +19,17 @@ import (
 	"github.com/flotilla-io/flotilla/internal/federatedquota"
 )
 
-// +kubebuilder:webhook:path=/validate-resourcebinding,mutating=false,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=v1alpha2,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
+// +kubebuilder:webhook:path=/validate-resourcebinding,mutating=false,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=resourcebindings,verbs=create;update,versions=v1alpha2,name=resourcebinding.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3,patch=`{"matchConditions":[{"name":"usage-changed","expression":"has(object.spec.clusters) && size(object.spec.clusters) > 0 && (request.operation != 'UPDATE' || !has(oldObject.spec.clusters) || object.spec.clusters != oldObject.spec.clusters || has(object.spec.components) != has(oldObject.spec.components) || (has(object.spec.components) && object.spec.components != oldObject.spec.components) || has(object.spec.replicaRequirements) != has(oldObject.spec.replicaRequirements) || (has(object.spec.replicaRequirements) && object.spec.replicaRequirements != oldObject.spec.replicaRequirements))"}]}`
 
 // QuotaValidator refuses a ResourceBinding whose scheduled replicas would
 // take its namespace over a FederatedResourceQuota's overall limit, as
 // Karmada's FederatedQuotaEnforcement feature does. Usage is what the
 // quota's status.overallUsed says plus what the binding adds by this
 // change; a binding that adds nothing is always allowed, so scale-down and
-// status updates pass even over quota.
+// status updates pass even over quota. The API server calls it only for a
+// binding with clusters whose clusters, components or replica requirements
+// this request changes (matchConditions): the others add nothing, and most
+// binding writes are of that kind.
 type QuotaValidator struct {
 	decoder admission.Decoder
 	reader  client.Reader

@@ -17,12 +17,14 @@ import (
 	"github.com/flotilla-io/flotilla/components/webhook/internal/verdict"
 )
 
-// +kubebuilder:webhook:path=/mutate-work,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=works,verbs=create;update,versions=*,name=work.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3
+// +kubebuilder:webhook:path=/mutate-work,mutating=true,failurePolicy=fail,sideEffects=None,groups=work.karmada.io,resources=works,verbs=create;update,versions=*,name=work.karmada.io,admissionReviewVersions=v1,serviceName=karmada-webhook,serviceNamespace=karmada-system,servicePort=443,timeoutSeconds=3,patch=`{"matchConditions":[{"name":"not-defaulted","expression":"!has(object.metadata.labels) || !('work.karmada.io/permanent-id' in object.metadata.labels) || (has(object.spec) && has(object.spec.workload) && has(object.spec.workload.manifests) && object.spec.workload.manifests.exists(m, !has(m.metadata) || !has(m.metadata.labels) || !('work.karmada.io/permanent-id' in m.metadata.labels) || m.metadata.labels['work.karmada.io/permanent-id'] != object.metadata.labels['work.karmada.io/permanent-id'] || !has(m.metadata.annotations) || !('work.karmada.io/namespace' in m.metadata.annotations) || m.metadata.annotations['work.karmada.io/namespace'] != object.metadata.namespace || !('work.karmada.io/name' in m.metadata.annotations) || m.metadata.annotations['work.karmada.io/name'] != object.metadata.name))"}]}`
 
 // Defaulter serves /mutate-work. The binding controller writes the same
 // labels and annotations itself (and prunes the manifests while rendering
 // them), so a Work it wrote comes through unchanged and the controller sees
 // no difference to write again; Works written by anyone else get them here.
+// The API server calls it only for a Work that lacks one of them
+// (matchConditions): a webhook call costs it more than the rest of the write.
 type Defaulter struct {
 	decoder admission.Decoder
 }
