@@ -144,6 +144,11 @@ func New(cfg *rest.Config, scheme *runtime.Scheme, opts Options) (*Broadcaster, 
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	cfg.RateLimiter = nil
+	// Events are most of a federation's writes (tens per template), and a
+	// built-in kind: in protobuf the API server decodes and stores them
+	// without the JSON round trips, as the kubelet's events do.
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	client, err := eventsclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("events client: %w", err)

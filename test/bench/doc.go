@@ -22,6 +22,10 @@
 // template takes until it is gone from the control plane and the members
 // (delete-s) and the CPU that costs (delete-cpu-ms/template).
 //
+// The writes and CPU of a run are counted until the control plane has taken
+// no write for 3 s after the last arrival (settle-s): status aggregation and
+// events, which have a write rate of their own, follow the arrivals.
+//
 // -v shows each case's tables of control-plane requests and of CPU per
 // template (the benchmark log is cut to a few lines otherwise). One case:
 // -bench 'BenchmarkPropagation/Divided/1000'; other sizes: -args

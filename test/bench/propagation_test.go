@@ -94,9 +94,10 @@ func mean(runs []result) result {
 	m.latencies = nil
 	m.writes, m.deleteWrites = writeCounts{}, writeCounts{}
 	m.cpu, m.deleteCPU = cpuByRole{}, cpuByRole{}
-	var elapsed, cm, sched, apiserver, deleteElapsed time.Duration
+	var elapsed, cm, sched, apiserver, deleteElapsed, settled time.Duration
 	for _, r := range runs {
 		deleteElapsed += r.deleteElapsed
+		settled += r.settled
 		for k, v := range r.cpu {
 			m.cpu[k] += v / time.Duration(len(runs))
 		}
@@ -122,6 +123,7 @@ func mean(runs []result) result {
 	n := time.Duration(len(runs))
 	m.elapsed, m.cm.cpu, m.sched.cpu, m.apiserver.cpu = elapsed/n, cm/n, sched/n, apiserver/n
 	m.deleteElapsed = deleteElapsed / n
+	m.settled = settled / n
 	for k := range m.writes {
 		m.writes[k] /= float64(len(runs))
 	}
@@ -152,6 +154,7 @@ func (r result) report(b *testing.B) {
 	for role, d := range r.cpu {
 		b.ReportMetric(perTemplateMS(d, r.templates), role+"-cpu-ms/template")
 	}
+	b.ReportMetric(r.settled.Seconds(), "settle-s")
 	b.ReportMetric(r.deleteElapsed.Seconds(), "delete-s")
 	b.ReportMetric(perTemplateMS(r.deleteCPU.total(), r.templates), "delete-cpu-ms/template")
 	b.ReportMetric(r.deleteWrites.total()/float64(r.templates), "delete-cp-writes/template")
@@ -164,14 +167,14 @@ func (r result) summary() string {
 	}
 	return fmt.Sprintf("%d templates, %d member objects in %v: %.1f templates/s; latency p50 %v p99 %v\n"+
 		"controller-manager %.1f CPU s, peak %.0f MB; scheduler %.1f CPU s, peak %.0f MB (peaks %s); control-plane kube-apiserver %.1f CPU s\n"+
-		"control-plane requests, watches aside (%.0f writes, %.1f per template, %.1f without events):\n%s"+
-		"CPU of every process while propagating:\n%s"+
+		"control-plane requests until they settled %v after the last arrival, watches aside (%.0f writes, %.1f per template, %.1f without events):\n%s"+
+		"CPU of every process until then:\n%s"+
 		"deleting them all took %v; CPU meanwhile:\n%s"+
 		"control-plane requests while deleting (%.0f writes, %.1f per template):\n%s",
 		r.templates, r.memberObjects, r.elapsed.Round(time.Millisecond), float64(r.templates)/r.elapsed.Seconds(),
 		r.percentile(0.50).Round(time.Millisecond), r.percentile(0.99).Round(time.Millisecond),
 		r.cm.cpu.Seconds(), float64(r.cm.peakRSS)/mb, r.sched.cpu.Seconds(), float64(r.sched.peakRSS)/mb, peaks,
-		r.apiserver.cpu.Seconds(), r.writes.total(), r.writes.total()/float64(r.templates),
+		r.apiserver.cpu.Seconds(), r.settled.Round(100*time.Millisecond), r.writes.total(), r.writes.total()/float64(r.templates),
 		r.writes.withoutEvents().total()/float64(r.templates), r.writes.table(r.templates),
 		r.cpu.table(r.templates), r.deleteElapsed.Round(time.Millisecond), r.deleteCPU.table(r.templates),
 		r.deleteWrites.total(), r.deleteWrites.total()/float64(r.templates), r.deleteWrites.table(r.templates))
