@@ -66,6 +66,7 @@ func (f *Federation) runAPIServer(ctx context.Context, c *Cluster) error {
 		component: binKubeAPIServer,
 		binary:    filepath.Join(f.BinDir, binKubeAPIServer),
 		args:      f.apiServerArgs(c),
+		env:       f.apiServerEnv(c),
 		tier:      tierAPIServer,
 	})
 	if err != nil {
@@ -91,6 +92,13 @@ func (f *Federation) apiServerArgs(c *Cluster) []string {
 		args = append(args, f.opts.ControlPlaneAPIServerArgs...)
 	}
 	return args
+}
+
+func (f *Federation) apiServerEnv(c *Cluster) []string {
+	if c.Name == ControlPlaneName {
+		return f.opts.ControlPlaneAPIServerEnv
+	}
+	return nil
 }
 
 func (f *Federation) baseAPIServerArgs(c *Cluster) []string {

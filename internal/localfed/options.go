@@ -67,6 +67,10 @@ type Options struct {
 	// settings back to back.
 	ControlPlaneAPIServerArgs []string
 
+	// ControlPlaneAPIServerEnv is added to the environment of the control
+	// plane's kube-apiserver, e.g. GOGC=200 to trade memory for CPU.
+	ControlPlaneAPIServerEnv []string
+
 	// BinDir holds kube-apiserver, kube-controller-manager, kube-scheduler, etcd
 	// and kwok. Default: $KUBEBUILDER_ASSETS, else bin/k8s/<version> under the
 	// module root found above the working directory.

@@ -41,6 +41,7 @@ var (
 type setting struct {
 	name   string
 	args   []string
+	env    []string
 	codecs []codec
 	// prepare changes the running control plane before the cases.
 	prepare func(ctx context.Context, p *plane) error
@@ -54,6 +55,9 @@ var settings = []setting{
 	// converts it (through the conversion webhook for the bindings).
 	{name: "bindings-v1alpha2-only", codecs: []codec{jsonCodec}, prepare: serveOnlyStorageVersion(
 		"resourcebindings.work.karmada.io", "clusterresourcebindings.work.karmada.io")},
+	// Much of a CR write is allocation and garbage collection: a heap
+	// allowed to grow further before each collection trades memory for CPU.
+	{name: "gogc-200", env: []string{"GOGC=200"}, codecs: []codec{jsonCodec}},
 }
 
 // serveOnlyStorageVersion stops serving every version but the storage one
@@ -135,6 +139,7 @@ func startPlane(ctx context.Context, tb testing.TB, s setting) *plane {
 	tb.Helper()
 	fed, err := localfed.Start(ctx, localfed.Options{
 		ControlPlaneAPIServerArgs: s.args,
+		ControlPlaneAPIServerEnv:  s.env,
 		Profiling:                 *profileDir != "",
 		WorkDir:                   tb.TempDir(),
 	})
