@@ -251,7 +251,7 @@ $(KUSTOMIZE): $(LOCALBIN)
 	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
 
 .PHONY: k8s-binaries
-k8s-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok (cached).
+k8s-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok and metrics-server (cached).
 	@KUBE_BIN_DIR="$(abspath $(KUBEBUILDER_ASSETS))" hack/kube-binaries.sh >/dev/null
 
 # go-install-tool installs a pinned Go tool as <name>-<version> and links <name> to it,
