@@ -108,13 +108,13 @@ func Register(ctx context.Context, cfg *rest.Config, reg Registration) error {
 
 func ensureAPIService(ctx context.Context, agg aggregator.Interface, reg Registration, gv GroupVersion) error {
 	want := apiregistrationv1.APIServiceSpec{
-		Service:              &apiregistrationv1.ServiceReference{Namespace: reg.Namespace, Name: reg.ServiceName, Port: &reg.Port},
-		Group:                gv.Group,
-		Version:              gv.Version,
+		Service:               &apiregistrationv1.ServiceReference{Namespace: reg.Namespace, Name: reg.ServiceName, Port: &reg.Port},
+		Group:                 gv.Group,
+		Version:               gv.Version,
 		CABundle:              reg.CABundle,
 		InsecureSkipTLSVerify: reg.InsecureSkipTLSVerify,
-		GroupPriorityMinimum: gv.GroupPriorityMinimum,
-		VersionPriority:      gv.VersionPriority,
+		GroupPriorityMinimum:  gv.GroupPriorityMinimum,
+		VersionPriority:       gv.VersionPriority,
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		got, err := agg.ApiregistrationV1().APIServices().Get(ctx, gv.Name(), metav1.GetOptions{})
