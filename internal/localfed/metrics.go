@@ -122,6 +122,9 @@ func (f *Federation) startMetricsServer(ctx context.Context, c *Cluster, first b
 			"--kubelet-preferred-address-types=" + string(corev1.NodeExternalIP),
 			"--deprecated-kubelet-completely-insecure=true",
 			"--metric-resolution=" + metricsServerResolution,
+			// Below the resolution, as metrics-server requires; kwok is
+			// on loopback.
+			"--kubelet-request-timeout=5s",
 		},
 		tier: tierClient,
 	})

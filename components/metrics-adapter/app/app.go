@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -26,6 +27,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/metrics-adapter/internal/custommetrics"
 	"github.com/flotilla-io/flotilla/components/metrics-adapter/internal/members"
+	"github.com/flotilla-io/flotilla/components/metrics-adapter/internal/openapi"
 	"github.com/flotilla-io/flotilla/components/metrics-adapter/internal/resourcemetrics"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/release"
@@ -164,6 +166,14 @@ func (o *Options) controlPlaneConfig() (*rest.Config, error) {
 func (o *Options) newServer(ctx context.Context, cfg *rest.Config, memberList members.Lister) (*genericapiserver.GenericAPIServer, error) {
 	recommended := genericapiserver.NewRecommendedConfig(cmapiserver.Codecs)
 	recommended.ClientConfig = cfg
+	metricsScheme := resourcemetrics.NewScheme()
+	namer := openapinamer.NewDefinitionNamer(cmapiserver.Scheme, metricsScheme)
+	recommended.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openapi.GetOpenAPIDefinitions, namer)
+	recommended.OpenAPIConfig.Info.Title = Name
+	recommended.OpenAPIConfig.Info.Version = release.Version
+	recommended.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
+	recommended.OpenAPIV3Config.Info.Title = Name
+	recommended.OpenAPIV3Config.Info.Version = release.Version
 	if err := o.applyTo(recommended); err != nil {
 		return nil, fmt.Errorf("applying the options: %w", err)
 	}
@@ -172,7 +182,7 @@ func (o *Options) newServer(ctx context.Context, cfg *rest.Config, memberList me
 	if err != nil {
 		return nil, fmt.Errorf("creating the server: %w", err)
 	}
-	if err := resourcemetrics.Install(adapter.GenericAPIServer, memberList); err != nil {
+	if err := resourcemetrics.Install(adapter.GenericAPIServer, metricsScheme, memberList); err != nil {
 		return nil, err
 	}
 	if o.ShutdownTimeout > 0 {

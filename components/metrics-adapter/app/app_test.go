@@ -26,6 +26,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	cmapp "github.com/flotilla-io/flotilla/components/controller-manager/app"
+	"github.com/flotilla-io/flotilla/components/metrics-adapter/internal/members"
 	"github.com/flotilla-io/flotilla/components/metrics-adapter/internal/resourcemetrics"
 	schedapp "github.com/flotilla-io/flotilla/components/scheduler/app"
 	"github.com/flotilla-io/flotilla/internal/localfed"
@@ -54,6 +55,20 @@ func TestMetricsOfAPropagatedDeployment(t *testing.T) {
 	ctx := t.Context()
 	cp := controlPlaneClient(t, f)
 	runPropagation(t, f)
+	// A member still tainted not-ready when the Deployment is scheduled
+	// would be left out of it.
+	for _, m := range f.MemberNames() {
+		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			var c clusterv1alpha1.Cluster
+			if err := cp.Get(ctx, client.ObjectKey{Name: m}, &c); err != nil {
+				return false, nil
+			}
+			return members.IsReady(&c) && len(c.Spec.Taints) == 0, nil
+		})
+		if err != nil {
+			t.Fatalf("waiting for Cluster %s to be Ready and untainted: %v", m, err)
+		}
+	}
 
 	const ns = "metrics-adapter-test"
 	if err := cp.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

@@ -25,12 +25,17 @@ import (
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 )
 
-// Install serves metrics.k8s.io/v1beta1 pods and nodes from the members
-// that lister returns.
-func Install(server *genericapiserver.GenericAPIServer, lister members.Lister) error {
+// NewScheme knows metrics.k8s.io, internal and v1beta1.
+func NewScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	metricsinstall.Install(scheme)
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	return scheme
+}
+
+// Install serves metrics.k8s.io/v1beta1 pods and nodes from the members
+// that lister returns; scheme is NewScheme's.
+func Install(server *genericapiserver.GenericAPIServer, scheme *runtime.Scheme, lister members.Lister) error {
 	codecs := serializer.NewCodecFactory(scheme)
 	q := &querier{members: lister, scheme: scheme}
 	group := genericapiserver.NewDefaultAPIGroupInfo(metrics.GroupName, scheme, metav1.ParameterCodec, codecs)
