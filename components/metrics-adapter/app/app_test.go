@@ -20,6 +20,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -251,6 +252,9 @@ func controlPlaneClient(t *testing.T, f *localfed.Federation) client.Client {
 // members Ready) and the scheduler in this process until the test ends.
 func runPropagation(t *testing.T, f *localfed.Federation) {
 	t.Helper()
+	// Clients built outside a manager log through controller-runtime's
+	// global logger, which would otherwise complain it was never set.
+	ctrllog.SetLogger(logr.Discard())
 	cm, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--cluster-status-update-frequency=2s", "--cluster-health-probe-period=2s")
 	if err != nil {
