@@ -18,7 +18,7 @@ import (
 // reads: PodMetricsList or NodeMetricsList.
 type metricsList struct {
 	Items []struct {
-		Metadata   metav1.ObjectMeta `json:"metadata"`
+		Metadata   metav1.ObjectMeta   `json:"metadata"`
 		Usage      corev1.ResourceList `json:"usage"`
 		Containers []struct {
 			Usage corev1.ResourceList `json:"usage"`
