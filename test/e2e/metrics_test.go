@@ -29,7 +29,7 @@ type metricsList struct {
 // TestMetricsOverMembers reads, from the control plane's metrics.k8s.io,
 // the pod metrics of a Deployment duplicated on two members, turns the
 // pods' simulated CPU up in every member and sees it, and lists the nodes
-// of every member, as kubectl top does against karmada-apiserver.
+// of the members, as kubectl top does against karmada-apiserver.
 func TestMetricsOverMembers(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-metrics")
@@ -82,7 +82,8 @@ func TestMetricsOverMembers(t *testing.T) {
 	}
 	podsAt("300m")
 
-	eventually(t, "node metrics of every member in the control plane", func(ctx context.Context) (bool, error) {
+	// member3 is left out: failover scenarios stop it.
+	eventually(t, "node metrics of member1 and member2 in the control plane", func(ctx context.Context) (bool, error) {
 		l, err := read(ctx, "/apis/metrics.k8s.io/v1beta1/nodes")
 		if err != nil {
 			return false, err
@@ -93,7 +94,7 @@ func TestMetricsOverMembers(t *testing.T) {
 				members[item.Metadata.Annotations["resource.karmada.io/query-from-cluster"]] = true
 			}
 		}
-		for _, m := range fed.MemberNames() {
+		for _, m := range []string{"member1", "member2"} {
 			if !members[m] {
 				return false, nil
 			}
