@@ -175,7 +175,8 @@ func metricsNodeFields(n *corev1.Node) {
 // namespace, in every running member, for the resources in usage (cpu,
 // memory): it annotates every node, which kwok reads at each scrape, so
 // running pods change usage without restarting and new pods get it too. A
-// pod's own kwok.x-k8s.io/usage-* annotation still wins. It needs
+// pod's own kwok.x-k8s.io/usage-* annotation still wins. A member stopped
+// by StopMember is skipped and keeps the usage it had. It needs
 // Options.Metrics.
 func (f *Federation) SetPodUsage(ctx context.Context, namespace string, usage corev1.ResourceList) error {
 	if !f.opts.Metrics {
