@@ -171,18 +171,21 @@ func (o *topOptions) runPods(ctx context.Context, out io.Writer, args []string) 
 	slices.SortFunc(rows, func(a, b podRow) int {
 		return strings.Compare(a.namespace+"/"+a.name+"/"+a.cluster, b.namespace+"/"+b.name+"/"+b.cluster)
 	})
+	// The tabwriter keeps the first write error and Flush returns it.
 	w := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
 	if !o.noHeaders {
+		header := "NAME\tCLUSTER\tCPU(cores)\tMEMORY(bytes)"
 		if o.allNamespaces {
-			fmt.Fprint(w, "NAMESPACE\t")
+			header = "NAMESPACE\t" + header
 		}
-		fmt.Fprintln(w, "NAME\tCLUSTER\tCPU(cores)\tMEMORY(bytes)")
+		_, _ = fmt.Fprintln(w, header)
 	}
 	for _, r := range rows {
+		line := fmt.Sprintf("%s\t%s\t%dm\t%dMi", r.name, r.cluster, r.cpu.MilliValue(), r.memory.Value()/(1024*1024))
 		if o.allNamespaces {
-			fmt.Fprintf(w, "%s\t", r.namespace)
+			line = r.namespace + "\t" + line
 		}
-		fmt.Fprintf(w, "%s\t%s\t%dm\t%dMi\n", r.name, r.cluster, r.cpu.MilliValue(), r.memory.Value()/(1024*1024))
+		_, _ = fmt.Fprintln(w, line)
 	}
 	return errors.Join(append(errs, w.Flush())...)
 }
@@ -204,7 +207,6 @@ func (o *topOptions) runNodes(ctx context.Context, out io.Writer, args []string)
 	type nodeRow struct {
 		name, cluster string
 		cpu, memory   resource.Quantity
-		allocatable   corev1.ResourceList
 	}
 	var rows []nodeRow
 	var errs []error
@@ -231,11 +233,11 @@ func (o *topOptions) runNodes(ctx context.Context, out io.Writer, args []string)
 	slices.SortFunc(rows, func(a, b nodeRow) int { return strings.Compare(a.cluster+"/"+a.name, b.cluster+"/"+b.name) })
 	w := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
 	if !o.noHeaders {
-		fmt.Fprintln(w, "NAME\tCLUSTER\tCPU(cores)\tCPU(%)\tMEMORY(bytes)\tMEMORY(%)")
+		_, _ = fmt.Fprintln(w, "NAME\tCLUSTER\tCPU(cores)\tCPU(%)\tMEMORY(bytes)\tMEMORY(%)")
 	}
 	for _, r := range rows {
 		a := allocatable[r.cluster+"/"+r.name]
-		fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%dMi\t%s\n", r.name, r.cluster, r.cpu.MilliValue(), percent(r.cpu, a[corev1.ResourceCPU]),
+		_, _ = fmt.Fprintf(w, "%s\t%s\t%dm\t%s\t%dMi\t%s\n", r.name, r.cluster, r.cpu.MilliValue(), percent(r.cpu, a[corev1.ResourceCPU]),
 			r.memory.Value()/(1024*1024), percent(r.memory, a[corev1.ResourceMemory]))
 	}
 	return errors.Join(append(errs, w.Flush())...)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -40,7 +41,9 @@ func TestTop(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		stop()
-		<-done
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the controller-manager or scheduler failed: %v", err)
+		}
 	})
 
 	const ns = "top"

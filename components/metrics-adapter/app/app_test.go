@@ -192,7 +192,7 @@ func TestMetricsOfAPropagatedDeployment(t *testing.T) {
 		if err := json.Unmarshal(body, &got); err != nil {
 			t.Fatal(err)
 		}
-		var nodes []string
+		nodes := make([]string, 0, len(got.Items))
 		for _, item := range got.Items {
 			nodes = append(nodes, item.Metadata.Annotations[resourcemetrics.QueryFromClusterAnnotation]+"/"+item.Metadata.Name)
 		}
@@ -221,7 +221,7 @@ func TestMetricsOfAPropagatedDeployment(t *testing.T) {
 }
 
 func podNames(l podMetricsList) []string {
-	var names []string
+	names := make([]string, 0, len(l.Items))
 	for _, item := range l.Items {
 		names = append(names, item.Metadata.Name)
 	}
