@@ -50,14 +50,23 @@ OPENAPI_PACKAGES = github.com/flotilla-io/flotilla/api/cluster/v1alpha1 \
 OPENAPI_K8S_PACKAGES = k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version \
 	k8s.io/apimachinery/pkg/api/resource k8s.io/apimachinery/pkg/util/intstr k8s.io/api/core/v1
 
+# The metrics adapter's served types (metrics.k8s.io, custom.metrics.k8s.io).
+METRICS_OPENAPI_PACKAGES = k8s.io/metrics/pkg/apis/metrics/v1beta1 k8s.io/metrics/pkg/apis/custom_metrics/v1beta1 \
+	k8s.io/metrics/pkg/apis/custom_metrics/v1beta2 $(OPENAPI_K8S_PACKAGES)
+
 .PHONY: generate
-generate: controller-gen openapi-gen ## Generate DeepCopy methods for the API types and the aggregated API server's OpenAPI definitions.
+generate: controller-gen openapi-gen ## Generate DeepCopy methods for the API types and the aggregated API servers' OpenAPI definitions.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 	$(OPENAPI_GEN) --output-dir components/aggregated-apiserver/internal/openapi \
 		--output-pkg github.com/flotilla-io/flotilla/components/aggregated-apiserver/internal/openapi \
 		--output-file zz_generated.openapi.go --go-header-file hack/boilerplate.go.txt \
 		--output-model-name-file zz_generated.model_name.go $(addprefix --readonly-pkg=,$(OPENAPI_K8S_PACKAGES)) \
 		--report-filename $(LOCALBIN)/openapi-api-violations.list $(OPENAPI_PACKAGES) $(OPENAPI_K8S_PACKAGES)
+	$(OPENAPI_GEN) --output-dir components/metrics-adapter/internal/openapi \
+		--output-pkg github.com/flotilla-io/flotilla/components/metrics-adapter/internal/openapi \
+		--output-file zz_generated.openapi.go --go-header-file hack/boilerplate.go.txt \
+		$(addprefix --readonly-pkg=,$(METRICS_OPENAPI_PACKAGES)) \
+		--report-filename $(LOCALBIN)/openapi-api-violations-metrics-adapter.list $(METRICS_OPENAPI_PACKAGES)
 
 .PHONY: fmt
 fmt: ## Run go fmt.
@@ -256,7 +265,7 @@ $(KUSTOMIZE): $(LOCALBIN)
 	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
 
 .PHONY: k8s-binaries
-k8s-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kwok (cached).
+k8s-binaries: ## Build kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok and metrics-server (cached).
 	@KUBE_BIN_DIR="$(abspath $(KUBEBUILDER_ASSETS))" hack/kube-binaries.sh >/dev/null
 
 # go-install-tool installs a pinned Go tool as <name>-<version> and links <name> to it,

@@ -290,8 +290,11 @@ func (o *localUpOptions) federationOptions() (localfed.Options, error) {
 		return localfed.Options{}, fmt.Errorf("--pull-members must not be negative, got %d", o.pullMembers)
 	}
 	// Clusters and their proxy come from the aggregated API server, as in
-	// Karmada, so that get/describe --operation-scope members work.
-	opts := localfed.Options{Members: o.members, PullMembers: o.pullMembers, BinDir: o.binDir, AggregatedAPIServer: true}
+	// Karmada, so that get/describe --operation-scope members work; pod
+	// and node metrics from every member, and the control plane's from the
+	// metrics adapter, so that kubectl top and autoscaling work.
+	opts := localfed.Options{Members: o.members, PullMembers: o.pullMembers, BinDir: o.binDir, AggregatedAPIServer: true,
+		Metrics: true, MetricsAdapter: true}
 	opts.Nodes.Count = o.nodes
 	for flag, q := range map[string]struct {
 		value string

@@ -58,7 +58,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newCordonCommand(true), newCordonCommand(false), newTaintCommand())
 	root.AddCommand(newJoinCommand(), newUnjoinCommand())
 	root.AddCommand(newTokenCommand(), newRegisterCommand(), newUnregisterCommand())
-	root.AddCommand(newGetCommand(), newDescribeCommand(), newPromoteCommand(), newApplyCommand())
+	root.AddCommand(newGetCommand(), newDescribeCommand(), newPromoteCommand(), newApplyCommand(), newTopCommand())
 	root.AddCommand(controlPlaneKubectlCommands()...)
 	return root
 }

@@ -25,6 +25,9 @@ const componentAggregated = "aggregated-apiserver"
 // CA, on the control plane's etcd and prefix, registered by an APIService
 // whose Service is an ExternalName of 127.0.0.1.
 type aggregatedServer struct {
+	// name is what the server is, in errors; the aggregated API server
+	// when empty.
+	name   string
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -119,7 +122,11 @@ func (s *aggregatedServer) stop() error {
 	err := <-s.done
 	s.done <- err
 	if err != nil {
-		return fmt.Errorf("aggregated API server: %w", err)
+		name := s.name
+		if name == "" {
+			name = "aggregated API server"
+		}
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

@@ -42,6 +42,11 @@ type Cluster struct {
 	token string
 	// impersonatorToken authenticates as the member's impersonator.
 	impersonatorToken string
+	// kwokPort and metricsServerPort are where kwok serves node metrics
+	// and where metrics-server serves, with Options.Metrics; a restarted
+	// member keeps them, as its registrations name them.
+	kwokPort          int
+	metricsServerPort int
 }
 
 // Files of a cluster's directory.
@@ -75,6 +80,14 @@ func componentIdentity(component string) (certRequest, bool) {
 		// authorization, and runs admission with the control plane's
 		// webhook configurations: cluster-admin in the local federation.
 		return certRequest{commonName: "system:" + componentAggregated, organizations: []string{groupSystemMaster}}, true
+	case componentMetricsAdapter:
+		// It reads Clusters and their Secrets and delegates authentication
+		// and authorization: cluster-admin in the local federation.
+		return certRequest{commonName: "system:" + componentMetricsAdapter, organizations: []string{groupSystemMaster}}, true
+	case binMetricsServer:
+		// It lists nodes and pods and delegates authentication and
+		// authorization: cluster-admin in the local federation.
+		return certRequest{commonName: "system:" + binMetricsServer, organizations: []string{groupSystemMaster}}, true
 	case binKwok:
 		// kwok plays a kubelet for every node and deletes pods: it needs more
 		// than the node authorizer would let one kubelet do.

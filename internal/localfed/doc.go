@@ -17,6 +17,19 @@
 // leaves the control plane out, for tests that make their own and join the
 // members to it.
 //
+// Options.Metrics gives every member a metrics.k8s.io API: kwok simulates
+// the CPU and memory of every container and serves kubelet-style resource
+// metrics per node, which a metrics-server per member scrapes every 10s
+// (node and pod metrics, so kubectl top works against a member).
+// Options.MetricsAdapter serves metrics.k8s.io and custom.metrics.k8s.io in
+// the control plane from components/metrics-adapter, aggregated over the
+// members. The simulated usage is the knob of autoscaling tests:
+// SetPodUsage(ctx, namespace, usage) annotates every member's nodes with
+// cpu.usage.localfed.flotilla.io/<namespace> (and memory.…), which every
+// container of the namespace's pods then uses, running pods included and
+// without restarting them; a pod's own kwok.x-k8s.io/usage-cpu annotation
+// wins over it. A change shows in the metrics within about 20 seconds.
+//
 // E2E tests use it through localfedtest, and `flotillactl local up` runs it in
 // the foreground. Nothing here needs Docker or root.
 package localfed

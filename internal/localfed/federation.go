@@ -58,6 +58,9 @@ type Federation struct {
 	// aggregated is the control plane's aggregated API server
 	// (aggregated.go), when Options.AggregatedAPIServer.
 	aggregated *aggregatedServer
+	// metricsAdapter is the control plane's metrics adapter
+	// (metricsadapter.go), when Options.MetricsAdapter.
+	metricsAdapter *aggregatedServer
 	// agents run the Pull members' agents (agent.go), by member.
 	agents map[string]*agent
 
@@ -79,6 +82,11 @@ func Start(ctx context.Context, opts Options) (*Federation, error) {
 	binDir, err := ResolveBinDir(opts.BinDir)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Metrics {
+		if err := checkMetricsServerBinary(binDir); err != nil {
+			return nil, err
+		}
 	}
 	workDir := opts.WorkDir
 	if workDir == "" {
@@ -176,6 +184,11 @@ func (f *Federation) start(ctx context.Context) error {
 		if err := f.startAgents(ctx); err != nil {
 			return err
 		}
+		if f.opts.MetricsAdapter {
+			if f.metricsAdapter, err = f.startMetricsAdapter(ctx, f.ControlPlane); err != nil {
+				return err
+			}
+		}
 	}
 	return writeKubeconfig(f.KubeconfigPath, f.clusters())
 }
@@ -262,6 +275,11 @@ func (f *Federation) startMemberComponents(ctx context.Context, c *Cluster, firs
 	if err := waitFor(ctx, c.Name+" nodes Ready", f.nodesReady(c), c.apiserver, kwok); err != nil {
 		return err
 	}
+	if f.opts.Metrics {
+		if _, err := f.startMetricsServer(ctx, c, first); err != nil {
+			return err
+		}
+	}
 	return waitFor(ctx, c.Name+" kube-controller-manager", defaultServiceAccountExists(c), c.apiserver, kcm)
 }
 
@@ -338,7 +356,8 @@ func (f *Federation) Close() error {
 		agentsErr := f.stopAgents()
 		webhookErr := f.webhook.stop()
 		aggregatedErr := f.aggregated.stop()
-		f.closeErr = errors.Join(agentsErr, webhookErr, aggregatedErr, f.sup.stopAll(f.opts.StopGracePeriod))
+		metricsAdapterErr := f.metricsAdapter.stop()
+		f.closeErr = errors.Join(agentsErr, webhookErr, aggregatedErr, metricsAdapterErr, f.sup.stopAll(f.opts.StopGracePeriod))
 		f.releaseHostClaim()
 	})
 	return f.closeErr

@@ -33,14 +33,22 @@ const (
 // carry kwokNodeAnnotation.
 func (f *Federation) startKwok(ctx context.Context, c *Cluster) (*process, error) {
 	stagesPath := filepath.Join(c.dir, "kwok-stages.yaml")
-	if err := os.WriteFile(stagesPath, kwokStages, 0o644); err != nil {
+	config := kwokStages
+	if f.opts.Metrics {
+		config = append(append(append([]byte{}, kwokStages...), "\n---\n"...), kwokMetrics...)
+	}
+	if err := os.WriteFile(stagesPath, config, 0o644); err != nil {
 		return nil, fmt.Errorf("writing kwok stages: %w", err)
+	}
+	serverArgs, err := f.kwokServerArgs(c)
+	if err != nil {
+		return nil, err
 	}
 	return f.sup.start(ctx, processSpec{
 		cluster:   c.Name,
 		component: binKwok,
 		binary:    filepath.Join(f.BinDir, binKwok),
-		args: []string{
+		args: append([]string{
 			"--kubeconfig=" + c.componentKubeconfig(binKwok),
 			"--config=" + stagesPath,
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
@@ -48,7 +56,7 @@ func (f *Federation) startKwok(ctx context.Context, c *Cluster) (*process, error
 			// kwok renews a Lease per node, as a kubelet does; without one the
 			// Ready condition would have to be rewritten every few seconds.
 			"--node-lease-duration-seconds=40",
-		},
+		}, serverArgs...),
 		// kwok reads ~/.kwok/kwok.yaml when it exists; a home of its own keeps
 		// a user's kwok settings out of the federation.
 		env:  []string{"HOME=" + c.dir},
@@ -73,7 +81,7 @@ func (f *Federation) node(c *Cluster, i int) *corev1.Node {
 		corev1.ResourceMemory: f.opts.Nodes.Memory,
 		corev1.ResourcePods:   f.opts.Nodes.Pods,
 	}
-	return &corev1.Node{
+	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
 			Labels: map[string]string{
@@ -101,6 +109,10 @@ func (f *Federation) node(c *Cluster, i int) *corev1.Node {
 			},
 		},
 	}
+	if f.opts.Metrics {
+		metricsNodeFields(n)
+	}
+	return n
 }
 
 // nodesReady reports whether every node of the member is Ready.

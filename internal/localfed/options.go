@@ -57,6 +57,19 @@ type Options struct {
 	// instead of from the CRD.
 	AggregatedAPIServer bool
 
+	// Metrics gives every member a metrics.k8s.io API: kwok simulates each
+	// container's CPU and memory usage and serves kubelet-style resource
+	// metrics per node, which the member's metrics-server scrapes every
+	// 10s. SetPodUsage turns the simulated usage up and down (see doc.go).
+	// It needs the metrics-server binary in BinDir.
+	Metrics bool
+
+	// MetricsAdapter serves metrics.k8s.io and custom.metrics.k8s.io in
+	// the control plane from the metrics adapter
+	// (components/metrics-adapter), aggregated over the Ready members, as
+	// karmada-metrics-adapter does. Pod and node metrics need Metrics.
+	MetricsAdapter bool
+
 	// Profiling serves /debug/pprof on every API server (cluster-admin
 	// only), for benchmarks that want to see where the servers spend CPU.
 	Profiling bool
@@ -121,6 +134,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.PullMembers > 0 && o.NoControlPlane {
 		return o, fmt.Errorf("pull members need a control plane for their agents; NoControlPlane is set")
+	}
+	if o.MetricsAdapter && o.NoControlPlane {
+		return o, fmt.Errorf("the metrics adapter serves in the control plane; NoControlPlane is set")
+	}
+	if o.Metrics && o.APIServerOnlyMembers {
+		return o, fmt.Errorf("metrics need kwok and nodes in the members; APIServerOnlyMembers is set")
 	}
 	if o.Nodes.Count < 0 {
 		return o, fmt.Errorf("node count must not be negative, got %d", o.Nodes.Count)

@@ -67,6 +67,10 @@ func run(m *testing.M) int {
 		// Clusters and their proxy are served as in Karmada, by the
 		// aggregated API server.
 		AggregatedAPIServer: true,
+		// Members serve pod and node metrics from kwok's simulated usage,
+		// and the control plane serves them aggregated, for the
+		// autoscaling scenarios.
+		Metrics: true, MetricsAdapter: true,
 		// The failover scenario's ClusterTaintPolicy taints NoExecute; the
 		// quota scenario's bindings are refused over quota.
 		WebhookArgs: []string{"--allow-no-execute-taint-policy=true", "--feature-gates=FederatedQuotaEnforcement=true"}})

@@ -2,21 +2,11 @@ package app
 
 import (
 	"context"
-	"fmt"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"github.com/flotilla-io/flotilla/components/aggregated-apiserver/internal/clusterapi"
+	"github.com/flotilla-io/flotilla/internal/apiservice"
 )
 
 // Karmada's names and priorities for the served group-version.
@@ -26,10 +16,6 @@ const (
 	GroupPriorityMinimum = 2000
 	VersionPriority      = 10
 )
-
-// automanagedLabel marks an APIService the API server made for a CRD; it
-// takes such an APIService back unless the label is gone.
-const automanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
 
 // Registration says where the control plane reaches the server.
 type Registration struct {
@@ -51,97 +37,17 @@ type Registration struct {
 // stay where they are in etcd and are served from here from then on.
 // It returns once the API server finds the server available.
 func Register(ctx context.Context, cfg *rest.Config, reg Registration) error {
-	if reg.Namespace == "" {
-		reg.Namespace = "karmada-system"
-	}
-	if reg.Port == 0 {
-		reg.Port = 443
-	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating a client: %w", err)
-	}
-	agg, err := aggregator.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating an aggregator client: %w", err)
-	}
-	if reg.ExternalName != "" {
-		if err := ensureService(ctx, kube, reg); err != nil {
-			return err
-		}
-	}
-	want := apiregistrationv1.APIServiceSpec{
-		Service:              &apiregistrationv1.ServiceReference{Namespace: reg.Namespace, Name: ServiceName, Port: &reg.Port},
-		Group:                clusterapi.GroupVersion.Group,
-		Version:              clusterapi.GroupVersion.Version,
-		CABundle:             reg.CABundle,
-		GroupPriorityMinimum: GroupPriorityMinimum,
-		VersionPriority:      VersionPriority,
-	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		got, err := agg.ApiregistrationV1().APIServices().Get(ctx, APIServiceName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = agg.ApiregistrationV1().APIServices().Create(ctx, &apiregistrationv1.APIService{
-				ObjectMeta: metav1.ObjectMeta{Name: APIServiceName},
-				Spec:       want,
-			}, metav1.CreateOptions{})
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		delete(got.Labels, automanagedLabel)
-		got.Spec = want
-		_, err = agg.ApiregistrationV1().APIServices().Update(ctx, got, metav1.UpdateOptions{})
-		return err
+	return apiservice.Register(ctx, cfg, apiservice.Registration{
+		ServiceName:  ServiceName,
+		Namespace:    reg.Namespace,
+		ExternalName: reg.ExternalName,
+		Port:         reg.Port,
+		CABundle:     reg.CABundle,
+		GroupVersions: []apiservice.GroupVersion{{
+			Group:                clusterapi.GroupVersion.Group,
+			Version:              clusterapi.GroupVersion.Version,
+			GroupPriorityMinimum: GroupPriorityMinimum,
+			VersionPriority:      VersionPriority,
+		}},
 	})
-	if err != nil {
-		return fmt.Errorf("registering APIService %s: %w", APIServiceName, err)
-	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := agg.ApiregistrationV1().APIServices().Get(ctx, APIServiceName, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		if got.Spec.Service == nil {
-			return false, nil
-		}
-		for _, c := range got.Status.Conditions {
-			// Until the API server has checked the new Service, the
-			// condition may still be the CRD's (reason Local).
-			if c.Type == apiregistrationv1.Available {
-				return c.Status == apiregistrationv1.ConditionTrue && c.Reason != "Local", nil
-			}
-		}
-		return false, nil
-	})
-}
-
-func ensureService(ctx context.Context, kube kubernetes.Interface, reg Registration) error {
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: reg.Namespace, Name: ServiceName},
-		Spec: corev1.ServiceSpec{
-			Type:         corev1.ServiceTypeExternalName,
-			ExternalName: reg.ExternalName,
-			Ports:        []corev1.ServicePort{{Name: "https", Port: reg.Port, TargetPort: intstr.FromInt32(reg.Port)}},
-		},
-	}
-	_, err := kube.CoreV1().Services(reg.Namespace).Create(ctx, svc, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			got, err := kube.CoreV1().Services(reg.Namespace).Get(ctx, ServiceName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			got.Spec.Type = svc.Spec.Type
-			got.Spec.ExternalName = svc.Spec.ExternalName
-			got.Spec.Ports = svc.Spec.Ports
-			_, err = kube.CoreV1().Services(reg.Namespace).Update(ctx, got, metav1.UpdateOptions{})
-			return err
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("ensuring Service %s/%s: %w", reg.Namespace, ServiceName, err)
-	}
-	return nil
 }

@@ -1,0 +1,117 @@
+package localfed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	metricsadapterapp "github.com/flotilla-io/flotilla/components/metrics-adapter/app"
+)
+
+// componentMetricsAdapter names the metrics adapter's files in the control
+// plane's directory.
+const componentMetricsAdapter = "metrics-adapter"
+
+// startMetricsAdapter runs the control plane's metrics adapter in this
+// process, as a deployment runs karmada-metrics-adapter next to the API
+// server: on 127.0.0.1 with a certificate of the control plane's CA,
+// registered by APIServices whose Service is an ExternalName of 127.0.0.1.
+// It returns once the control plane finds the APIServices available.
+func (f *Federation) startMetricsAdapter(ctx context.Context, c *Cluster) (*aggregatedServer, error) {
+	port, err := f.ports.next()
+	if err != nil {
+		return nil, err
+	}
+	serving, err := c.ca.issue(certRequest{
+		commonName: metricsadapterapp.ServiceName,
+		server:     true,
+		ips:        []net.IP{net.IPv4(127, 0, 0, 1)},
+		dnsNames:   []string{"localhost", metricsadapterapp.ServiceName + "." + NamespaceSystem + ".svc"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.writeComponentKubeconfigs(componentMetricsAdapter); err != nil {
+		return nil, err
+	}
+	kubeconfig := c.componentKubeconfig(componentMetricsAdapter)
+	opts := metricsadapterapp.NewOptions()
+	fs := pflag.NewFlagSet(componentMetricsAdapter, pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse([]string{
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+	}); err != nil {
+		return nil, fmt.Errorf("metrics adapter flags: %w", err)
+	}
+	opts.ShutdownTimeout = metricsAdapterShutdown
+	// In memory rather than by file: a file is watched with inotify.
+	if opts.Server.SecureServing.ServerCert.GeneratedCert, err = dynamiccertificates.NewStaticCertKeyContent(
+		metricsadapterapp.ServiceName, serving.certPEM, serving.keyPEM); err != nil {
+		return nil, fmt.Errorf("the metrics adapter's certificate: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(log.IntoContext(context.Background(), log.FromContext(ctx).WithName(componentMetricsAdapter)))
+	s := &aggregatedServer{name: componentMetricsAdapter, cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- metricsadapterapp.Run(runCtx, opts) }()
+	regCtx, stopReg := context.WithCancel(ctx)
+	defer stopReg()
+	go func() {
+		// An adapter that fails to start ends the registration's wait.
+		select {
+		case err := <-s.done:
+			s.done <- err
+			stopReg()
+		case <-regCtx.Done():
+		}
+	}()
+	err = metricsadapterapp.Register(regCtx, c.Config, metricsadapterapp.Registration{
+		Namespace:    NamespaceSystem,
+		ExternalName: "127.0.0.1",
+		Port:         int32(port), //nolint:gosec // a port
+		CABundle:     c.CAData,
+	})
+	if err != nil {
+		select {
+		case runErr := <-s.done:
+			s.done <- runErr
+			err = errors.Join(err, fmt.Errorf("the metrics adapter stopped: %w", runErr))
+		default:
+		}
+		_ = s.stop()
+		return nil, fmt.Errorf("starting the metrics adapter: %w", err)
+	}
+	log.FromContext(ctx).V(1).Info("Metrics adapter ready", "cluster", c.Name, "port", port)
+	return s, nil
+}
+
+// StartMetricsAdapter makes the control plane serve metrics.k8s.io and
+// custom.metrics.k8s.io from the metrics adapter; with
+// Options.MetricsAdapter, Start does it. Starting it again does nothing.
+func (f *Federation) StartMetricsAdapter(ctx context.Context) error {
+	if f.ControlPlane == nil {
+		return errors.New("the federation has no control plane")
+	}
+	if f.metricsAdapter != nil {
+		return nil
+	}
+	s, err := f.startMetricsAdapter(ctx, f.ControlPlane)
+	if err != nil {
+		return err
+	}
+	f.metricsAdapter = s
+	return nil
+}
+
+// metricsAdapterShutdown bounds how long the adapter's requests in flight
+// may take once it is stopped.
+const metricsAdapterShutdown = 5 * time.Second
