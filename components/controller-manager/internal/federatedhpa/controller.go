@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -424,7 +425,14 @@ func (r *Reconciler) tolerances(fhpa *autoscalingv1alpha1.FederatedHPA) Toleranc
 func (r *Reconciler) computeForMetrics(ctx context.Context, fhpa *autoscalingv1alpha1.FederatedHPA, t *target, now time.Time) (int32, string, []autoscalingv2.MetricStatus, error) {
 	calc := Calculator{CPUInitializationPeriod: r.CPUInitializationPeriod, InitialReadinessDelay: r.InitialReadinessDelay, Now: now}
 	tol := r.tolerances(fhpa)
-	statuses := make([]autoscalingv2.MetricStatus, len(fhpa.Spec.Metrics))
+	specs := fhpa.Spec.Metrics
+	if len(specs) == 0 {
+		// The webhook's default, for a FederatedHPA written without it.
+		specs = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType,
+				AverageUtilization: ptr.To(autoscalingv1alpha1.DefaultCPUUtilization)}}}}
+	}
+	statuses := make([]autoscalingv2.MetricStatus, len(specs))
 	var (
 		replicas    int32
 		metric      string
@@ -432,7 +440,7 @@ func (r *Reconciler) computeForMetrics(ctx context.Context, fhpa *autoscalingv1a
 		firstErr    error
 		firstFailed *failure
 	)
-	for i, spec := range fhpa.Spec.Metrics {
+	for i, spec := range specs {
 		proposal, name, f := r.computeForMetric(ctx, fhpa, calc, tol, spec, t, &statuses[i])
 		if f != nil {
 			if invalid == 0 {
@@ -447,9 +455,12 @@ func (r *Reconciler) computeForMetrics(ctx context.Context, fhpa *autoscalingv1a
 		}
 	}
 	if firstErr != nil {
-		firstErr = fmt.Errorf("invalid metrics (%d invalid out of %d), first error is: %w", invalid, len(fhpa.Spec.Metrics), firstErr)
+		firstErr = fmt.Errorf("invalid metrics (%d invalid out of %d), first error is: %w", invalid, len(specs), firstErr)
 	}
-	if invalid >= len(fhpa.Spec.Metrics) || (invalid > 0 && replicas < t.spec) {
+	// A failed metric leaves its status empty; those are dropped, as the
+	// CRD requires every status to have a type.
+	statuses = slices.DeleteFunc(statuses, func(s autoscalingv2.MetricStatus) bool { return s.Type == "" })
+	if invalid >= len(specs) || (invalid > 0 && replicas < t.spec) {
 		if firstFailed != nil {
 			setCondition(&fhpa.Status, firstFailed.condition, firstFailed.condStat, firstFailed.condWhy, firstFailed.message, now)
 		}

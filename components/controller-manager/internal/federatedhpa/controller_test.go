@@ -313,6 +313,34 @@ func TestNoBinding(t *testing.T) {
 	}
 }
 
+// TestOneMetricFails: memory metrics cannot be read, but CPU asks for more
+// replicas, so the target is scaled; the failure is reported and only
+// CPU has a status.
+func TestOneMetricFails(t *testing.T) {
+	metrics := federation(t)
+	const ns = "one-fails"
+	pods := workload(t, ns, "mixed", 2)
+	metrics.set(1000, pods...)
+	fhpa := cpuHPA(ns, "mixed", 1, 4, nil)
+	fhpa.Spec.Metrics = append(fhpa.Spec.Metrics, autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType,
+		Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceMemory,
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}})
+	must(t, server.Client.Create(t.Context(), fhpa))
+	controllertest.WaitFor(t, "mixed scaled to 4 on CPU", func(ctx context.Context) (bool, error) {
+		n, err := replicasOf(ctx, ns, "mixed")
+		return n == 4, err
+	})
+	controllertest.WaitFor(t, "a FailedGetResourceMetric event", func(ctx context.Context) (bool, error) {
+		return hasEvent(ctx, ns, "mixed", federatedhpa.ReasonFailedGetResourceMetric)
+	})
+	controllertest.WaitFor(t, "the CPU metric's status alone", func(ctx context.Context) (bool, error) {
+		f := &autoscalingv1alpha1.FederatedHPA{}
+		err := server.Client.Get(ctx, client.ObjectKeyFromObject(fhpa), f)
+		return err == nil && f.Status.DesiredReplicas == 4 && len(f.Status.CurrentMetrics) == 1 &&
+			f.Status.CurrentMetrics[0].Resource != nil && f.Status.CurrentMetrics[0].Resource.Name == corev1.ResourceCPU, err
+	})
+}
+
 // TestZZStopMember stops member m2's API server after the tests that use
 // it (Go runs a package's tests in source order).
 func TestZZStopMember(t *testing.T) {
