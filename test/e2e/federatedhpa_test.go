@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -54,13 +55,18 @@ func setPodCPU(t *testing.T, ns, app, cpu string) {
 	}
 }
 
-// membersReplicas sums a Deployment's replicas over the members.
+// membersReplicas sums a Deployment's replicas over the members that have
+// it.
 func membersReplicas(ctx context.Context, key client.ObjectKey) (int32, error) {
 	var sum int32
 	for _, m := range fed.Members {
 		var d appsv1.Deployment
 		if err := m.Client.Get(ctx, key, &d); err != nil {
-			return 0, client.IgnoreNotFound(err)
+			if apierrors.IsNotFound(err) {
+				// A member given no replicas has no copy.
+				continue
+			}
+			return 0, err
 		}
 		sum += *d.Spec.Replicas
 	}
@@ -150,5 +156,47 @@ func TestFederatedHPAScalesWithCPU(t *testing.T) {
 		var got autoscalingv1alpha1.FederatedHPA
 		err := cp.Get(ctx, client.ObjectKeyFromObject(fhpa), &got)
 		return err == nil && got.Status.LastScaleTime != nil && got.Status.CurrentReplicas == 3 && got.Status.DesiredReplicas == 3, err
+	})
+}
+
+// TestFederatedHPAEnforcesMinReplicas: a FederatedHPA whose minReplicas is
+// above the template's count scales the template up to it, whatever the
+// metrics say, through the template's scale subresource; the scheduler
+// divides the new count among the members.
+func TestFederatedHPAEnforcesMinReplicas(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t, "e2e-fhpa-min")
+	create(t, evenlyDivided(propagationPolicy(ns, "api", nil, policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"})))
+	d := requesting(ns, "api", 1, "100m")
+	create(t, d)
+	key := client.ObjectKeyFromObject(d)
+	eventually(t, "api in the members", func(ctx context.Context) (bool, error) {
+		n, err := membersReplicas(ctx, key)
+		return n == 1, err
+	})
+	fhpa := &autoscalingv1alpha1.FederatedHPA{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"},
+		Spec: autoscalingv1alpha1.FederatedHPASpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"},
+			MinReplicas:    ptr.To[int32](4),
+			MaxReplicas:    6,
+		},
+	}
+	create(t, fhpa)
+	eventually(t, "the template scaled to minReplicas", func(ctx context.Context) (bool, error) {
+		var got appsv1.Deployment
+		err := cp.Get(ctx, key, &got)
+		return err == nil && *got.Spec.Replicas == 4, err
+	})
+	eventually(t, "4 replicas divided among the members", func(ctx context.Context) (bool, error) {
+		n, err := membersReplicas(ctx, key)
+		return n == 4, err
+	})
+	eventually(t, "the rescale in the FederatedHPA's status", func(ctx context.Context) (bool, error) {
+		var got autoscalingv1alpha1.FederatedHPA
+		if err := cp.Get(ctx, client.ObjectKeyFromObject(fhpa), &got); err != nil {
+			return false, err
+		}
+		return got.Status.LastScaleTime != nil && got.Status.DesiredReplicas == 4, nil
 	})
 }
