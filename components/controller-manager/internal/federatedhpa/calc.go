@@ -1,5 +1,16 @@
 package federatedhpa
 
+// The calculation is Kubernetes' HorizontalPodAutoscaler's, written here
+// rather than imported from k8s.io/kubernetes/pkg/controller/podautoscaler:
+// its ReplicaCalculator takes the tolerance as a Tolerances whose fields
+// are unexported and that has no constructor, so only a zero tolerance can
+// be passed from outside; it reads pods from one lister and keys samples by
+// pod name, where the federation has pods of the same name in several
+// members; and the behavior (windows, policies) is unexported methods of
+// its controller. Importing it would also take replace directives for
+// every staging module and register all of Kubernetes' feature gates at
+// init. The table tests pin the HPA's documented behavior instead.
+
 import (
 	"errors"
 	"fmt"

@@ -267,11 +267,11 @@ func TestScaleDownPolicy(t *testing.T) {
 	const ns = "scale-down"
 	pods := workload(t, ns, "api", 4)
 	// 10% of the request against 50%: the metrics ask for 1, but at most
-	// half the replicas may go per minute.
+	// half the replicas may go per 10 minutes.
 	metrics.set(100, pods...)
 	fhpa := cpuHPA(ns, "api", 1, 10, &autoscalingv2.HorizontalPodAutoscalerBehavior{
 		ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0),
-			Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 50, PeriodSeconds: 60}}},
+			Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 50, PeriodSeconds: 600}}},
 	})
 	must(t, server.Client.Create(t.Context(), fhpa))
 	controllertest.WaitFor(t, "api scaled down to 2", func(ctx context.Context) (bool, error) {
@@ -283,7 +283,7 @@ func TestScaleDownPolicy(t *testing.T) {
 		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == federatedhpa.ReasonScaleDownLimit, err
 	})
 	if n, err := replicasOf(t.Context(), ns, "api"); err != nil || n != 2 {
-		t.Errorf("api has %d replicas (%v), want 2 until the policy's minute is over", n, err)
+		t.Errorf("api has %d replicas (%v), want 2 until the policy's period is over", n, err)
 	}
 }
 
