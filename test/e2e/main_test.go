@@ -141,7 +141,9 @@ func startComponents(ctx context.Context) error {
 		"--cluster-status-update-frequency=2s", "--cluster-health-probe-period=2s",
 		"--feature-gates=Failover=true,StatefulFailoverInjection=true,FederatedQuotaEnforcement=true", "--enable-no-execute-taint-eviction=true",
 		// The HPA scenario's controllers, off by default.
-		"--controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer")
+		"--controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer",
+		// The FederatedHPA scenario scales within a couple of minutes.
+		"--horizontal-pod-autoscaler-sync-period=5s")
 	if err != nil {
 		return fmt.Errorf("controller-manager options: %w", err)
 	}

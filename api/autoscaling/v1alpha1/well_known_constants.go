@@ -36,3 +36,8 @@ const (
 	// metric a FederatedHPA without metrics gets.
 	DefaultCPUUtilization int32 = 80
 )
+
+// QuerySourceAnnotation, on a PodMetrics served by the metrics adapter in
+// the control plane, names the member cluster the sample comes from: pods
+// of the same name in two members are then told apart.
+const QuerySourceAnnotation = "resource.karmada.io/query-from-cluster"

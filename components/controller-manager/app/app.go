@@ -410,7 +410,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options, logger logr.Logger
 		return fmt.Errorf("creating uncached client: %w", err)
 	}
 
-	selected, err := selectedControllers(mgr, opts, recorders)
+	selected, err := selectedControllers(mgr, opts, recorders, members)
 	if err != nil {
 		return err
 	}
@@ -523,6 +523,7 @@ func RequiredKinds() []schema.GroupVersionKind {
 		networkingv1alpha1.GroupVersion.WithKind("MultiClusterService"),
 		policyv1alpha1.GroupVersion.WithKind("FederatedResourceQuota"),
 		autoscalingv1alpha1.GroupVersion.WithKind("CronFederatedHPA"),
+		autoscalingv1alpha1.GroupVersion.WithKind("FederatedHPA"),
 	}
 }
 

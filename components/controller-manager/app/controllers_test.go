@@ -14,14 +14,15 @@ func TestControllersFlag(t *testing.T) {
 		flag string
 		want []string
 	}{
-		{"*", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA)},
-		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker, CronFederatedHPA)},
-		{"*,-serviceExport,-endpointsliceDispatch", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA,
+		{"*", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA)},
+		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker, CronFederatedHPA, FederatedHPA)},
+		{"*,-serviceExport,-endpointsliceDispatch", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA,
 			EndpointSlice, ServiceImport, MultiClusterService, EndpointSliceCollect}},
+		{"*,-federatedHorizontalPodAutoscaler", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA)},
 		// Without "*", only what is named.
 		{"deploymentReplicasSyncer", []string{DeploymentReplicasSyncer}},
 		// The first explicit choice wins, as in Karmada.
-		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA)},
+		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA)},
 		{"", nil},
 	}
 	for _, tc := range tests {
@@ -41,7 +42,9 @@ func TestControllersFlag(t *testing.T) {
 		}
 	}
 
-	for _, args := range [][]string{{"--controllers=*,-nosuch"}, {"--federated-resource-quota-sync-period=0s"}} {
+	for _, args := range [][]string{{"--controllers=*,-nosuch"}, {"--federated-resource-quota-sync-period=0s"},
+		{"--horizontal-pod-autoscaler-sync-period=0s"}, {"--horizontal-pod-autoscaler-tolerance=-0.5"},
+		{"--horizontal-pod-autoscaler-downscale-stabilization=-1m"}, {"--horizontal-pod-autoscaler-cpu-initialization-period=-1s"}} {
 		o := parse(t, args...)
 		flagName := strings.SplitN(strings.TrimPrefix(args[0], "--"), "=", 2)[0]
 		if _, err := o.validate(); err == nil || !strings.Contains(err.Error(), "--"+flagName) {
