@@ -16,11 +16,12 @@ const (
 	Scheduler             Component = "scheduler"
 	Descheduler           Component = "descheduler"
 	Webhook               Component = "webhook"
+	AggregatedAPIServer   Component = "aggregated-apiserver"
 )
 
 // allComponents are every release an instance can have, in install order.
 func allComponents() []Component {
-	return []Component{Etcd, APIServer, KubeControllerManager, ControllerManager, Scheduler, Descheduler, Webhook}
+	return []Component{Etcd, APIServer, AggregatedAPIServer, KubeControllerManager, ControllerManager, Scheduler, Descheduler, Webhook}
 }
 
 // releaseName is the Helm release of a component; its objects carry the
