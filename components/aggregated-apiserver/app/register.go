@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -51,6 +52,20 @@ type Registration struct {
 // stay where they are in etcd and are served from here from then on.
 // It returns once the API server finds the server available.
 func Register(ctx context.Context, cfg *rest.Config, reg Registration) error {
+	if err := Apply(ctx, cfg, reg); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ok, _, err := Available(ctx, cfg)
+		return ok && err == nil, nil
+	})
+}
+
+// Apply writes the registration (the Service when asked, and the
+// APIService) without waiting for the API server to use it: Register's
+// first half, for callers that come back later rather than block, such as
+// a reconciler.
+func Apply(ctx context.Context, cfg *rest.Config, reg Registration) error {
 	if reg.Namespace == "" {
 		reg.Namespace = "karmada-system"
 	}
@@ -90,6 +105,9 @@ func Register(ctx context.Context, cfg *rest.Config, reg Registration) error {
 		if err != nil {
 			return err
 		}
+		if _, automanaged := got.Labels[automanagedLabel]; !automanaged && equality.Semantic.DeepEqual(got.Spec, want) {
+			return nil
+		}
 		delete(got.Labels, automanagedLabel)
 		got.Spec = want
 		_, err = agg.ApiregistrationV1().APIServices().Update(ctx, got, metav1.UpdateOptions{})
@@ -98,23 +116,35 @@ func Register(ctx context.Context, cfg *rest.Config, reg Registration) error {
 	if err != nil {
 		return fmt.Errorf("registering APIService %s: %w", APIServiceName, err)
 	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := agg.ApiregistrationV1().APIServices().Get(ctx, APIServiceName, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		if got.Spec.Service == nil {
-			return false, nil
-		}
-		for _, c := range got.Status.Conditions {
-			// Until the API server has checked the new Service, the
-			// condition may still be the CRD's (reason Local).
-			if c.Type == apiregistrationv1.Available {
-				return c.Status == apiregistrationv1.ConditionTrue && c.Reason != "Local", nil
+	return nil
+}
+
+// Available reports whether the API server sends
+// cluster.karmada.io/v1alpha1 to the server and finds it answering; when
+// not, the message says why (the APIService's Available condition).
+func Available(ctx context.Context, cfg *rest.Config) (bool, string, error) {
+	agg, err := aggregator.NewForConfig(cfg)
+	if err != nil {
+		return false, "", fmt.Errorf("creating an aggregator client: %w", err)
+	}
+	got, err := agg.ApiregistrationV1().APIServices().Get(ctx, APIServiceName, metav1.GetOptions{})
+	if err != nil {
+		return false, "", fmt.Errorf("reading APIService %s: %w", APIServiceName, err)
+	}
+	if got.Spec.Service == nil {
+		return false, "APIService " + APIServiceName + " is served locally (by the Cluster CRD)", nil
+	}
+	for _, c := range got.Status.Conditions {
+		// Until the API server has checked the new Service, the
+		// condition may still be the CRD's (reason Local).
+		if c.Type == apiregistrationv1.Available {
+			if c.Status == apiregistrationv1.ConditionTrue && c.Reason != "Local" {
+				return true, "", nil
 			}
+			return false, fmt.Sprintf("APIService %s is not available: %s: %s", APIServiceName, c.Reason, c.Message), nil
 		}
-		return false, nil
-	})
+	}
+	return false, "APIService " + APIServiceName + " has not been checked yet", nil
 }
 
 func ensureService(ctx context.Context, kube kubernetes.Interface, reg Registration) error {

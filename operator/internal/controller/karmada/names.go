@@ -57,6 +57,13 @@ const (
 	keySAPub      = "sa.pub"
 )
 
+// defaultEtcdPrefix is kube-apiserver's --etcd-prefix when the spec sets none.
+const defaultEtcdPrefix = "/registry"
+
+// aggregatedServicePort is the aggregated API server's Service port, as in
+// Karmada.
+const aggregatedServicePort = 443
+
 // apiServerPort is the API server's secure port and Service port, as in
 // Karmada.
 const apiServerPort = 5443
