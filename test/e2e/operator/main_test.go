@@ -127,11 +127,12 @@ func run(m *testing.M) int {
 func buildImages(ctx context.Context, kubeBinDir, out string) (map[string]string, error) {
 	root := moduleRoot()
 	own := map[release.Component]string{
-		release.ControllerManager: "./components/controller-manager/cmd",
-		release.Scheduler:         "./components/scheduler/cmd",
-		release.Descheduler:       "./components/descheduler/cmd",
-		release.Webhook:           "./components/webhook/cmd",
-		release.Operator:          "./operator/cmd",
+		release.ControllerManager:   "./components/controller-manager/cmd",
+		release.Scheduler:           "./components/scheduler/cmd",
+		release.Descheduler:         "./components/descheduler/cmd",
+		release.Webhook:             "./components/webhook/cmd",
+		release.AggregatedAPIServer: "./components/aggregated-apiserver/cmd",
+		release.Operator:            "./operator/cmd",
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for c, pkg := range own {
