@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/flotilla-io/flotilla/components/aggregated-apiserver/app"
+	"github.com/flotilla-io/flotilla/internal/release"
 )
 
 func main() {
@@ -31,7 +32,12 @@ func main() {
 	klogFlags := goflag.NewFlagSet("klog", goflag.ExitOnError)
 	klog.InitFlags(klogFlags)
 	fs.AddGoFlagSet(klogFlags)
+	version := fs.Bool("version", false, "Print the release and exit.")
 	pflag.Parse()
+	if *version {
+		fmt.Println(release.Version)
+		return
+	}
 	ctx := genericapiserver.SetupSignalContext()
 	if err := app.Run(ctx, opts); err != nil {
 		klog.ErrorS(err, "Aggregated API server failed")
