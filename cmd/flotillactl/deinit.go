@@ -35,7 +35,7 @@ waiting until the operator has uninstalled its control plane (etcd's data and
 the certificates go with it, unless the resource sets preserveDataOnDeletion),
 then the operator's Helm release flotilla-operator, the Secrets init made, and
 the namespace when init created it. The operator stays while other Karmada
-resources of the host need it. The Karmada CRD stays: deleting it would delete
+resources of its namespace need it. The Karmada CRD stays: deleting it would delete
 every Karmada resource of the host.
 
 It asks before removing anything, unless --force.`,
@@ -192,11 +192,11 @@ func runDeinit(ctx context.Context, in io.Reader, out io.Writer, host hostFlags,
 	return nil
 }
 
-// otherKarmadas are the host's Karmada resources besides key, which the
-// operator still serves.
+// otherKarmadas are the Karmada resources of key's namespace besides key,
+// which the operator init installed there still serves.
 func otherKarmadas(ctx context.Context, cl client.Client, key client.ObjectKey) ([]string, error) {
 	list := &operatorv1alpha1.KarmadaList{}
-	err := cl.List(ctx, list)
+	err := cl.List(ctx, list, client.InNamespace(key.Namespace))
 	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 		return nil, nil
 	}

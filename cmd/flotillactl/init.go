@@ -134,7 +134,8 @@ installs Karmada, but through the Flotilla operator:
   1. the operator's Helm chart (deploy/charts/flotilla-operator, built into this
      binary, the operator of this release) as the Helm release flotilla-operator
      in --namespace, with its Karmada CRD; ` + "`helm list -n <namespace>`" + ` shows it,
-     and running init again upgrades it;
+     and running init again upgrades it. The operator serves the Karmada
+     resources of that namespace (--watch-namespace);
   2. a Karmada resource (operator.karmada.io/v1alpha1) named --name in
      --namespace, made from the flags below;
   3. waits, showing what the operator is doing, until the Karmada is Ready;
@@ -414,6 +415,9 @@ func (o *initOptions) plan() (*initPlan, error) {
 	}
 
 	values := map[string]any{
+		// The operator serves the Karmadas of its own namespace, so that an
+		// install is one namespace that deinit removes whole.
+		"watchNamespace": o.namespace,
 		"image": map[string]any{
 			"repository": release.Operator.Repository(o.privateRegistry),
 			"tag":        release.Version,
