@@ -138,7 +138,10 @@ func Available(ctx context.Context, cfg *rest.Config) (bool, string, error) {
 		// Until the API server has checked the new Service, the
 		// condition may still be the CRD's (reason Local).
 		if c.Type == apiregistrationv1.Available {
-			if c.Status == apiregistrationv1.ConditionTrue && c.Reason != "Local" {
+			switch {
+			case c.Reason == "Local":
+				return false, "APIService " + APIServiceName + " has not been checked against its Service yet", nil
+			case c.Status == apiregistrationv1.ConditionTrue:
 				return true, "", nil
 			}
 			return false, fmt.Sprintf("APIService %s is not available: %s: %s", APIServiceName, c.Reason, c.Message), nil
