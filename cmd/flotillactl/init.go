@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
@@ -238,10 +239,13 @@ func (o *initOptions) plan() (*initPlan, error) {
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...)))
 	}
-	if o.namespace == "" {
-		bad("namespace", "must not be empty")
+	if errs := validation.IsDNS1123Label(o.namespace); len(errs) > 0 {
+		bad("namespace", "%q: %s", o.namespace, strings.Join(errs, "; "))
 	}
-	if o.name == "" || len(o.name) > 29 {
+	if o.timeout < 0 {
+		bad("wait-component-ready-timeout", "%d: seconds, 0 or more", o.timeout)
+	}
+	if len(validation.IsDNS1123Label(o.name)) > 0 || len(o.name) > 29 {
 		bad("name", "%q: a DNS label of 1 to 29 characters, the longest the operator's release names allow", o.name)
 	}
 	k := &operatorv1alpha1.Karmada{

@@ -204,9 +204,11 @@ func TestInitFlagErrors(t *testing.T) {
 	}{
 		{
 			name: "values out of range",
-			args: []string{"--name", "", "--etcd-storage-mode", "disk", "--etcd-replicas", "2", "--image-pull-policy", "Sometimes",
+			args: []string{"--wait-component-ready-timeout", "-1", "-n", "Fleet", "--name", "", "--etcd-storage-mode", "disk", "--etcd-replicas", "2", "--image-pull-policy", "Sometimes",
 				"--karmada-webhook-replicas", "0", "--cert-validity-period", "36h"},
 			want: []string{
+				`--namespace: "Fleet": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+				`--wait-component-ready-timeout: -1: seconds, 0 or more`,
 				`--name: "": a DNS label of 1 to 29 characters, the longest the operator's release names allow`,
 				`--image-pull-policy: "Sometimes": Always, Never or IfNotPresent`,
 				`--etcd-replicas: 2: 1 or 3`,
