@@ -143,8 +143,9 @@ func TestInitIntoHost(t *testing.T) {
 		}
 		return ptr.Deref(got.Spec.Replicas, 1) == 2, fmt.Errorf("replicas %d", ptr.Deref(got.Spec.Replicas, 1))
 	})
-	// Leave member1 as the other tests expect it.
-	flotillactl(t, 3*time.Minute, "unjoin", "member1", "--kubeconfig", path, "--cluster-kubeconfig", fed.KubeconfigPath, "--cluster-context", "member1")
+	// No unjoin: the federation's own registration of member1, which the
+	// other tests use, is the ServiceAccount and token join found there
+	// and reused, and unjoin would delete them.
 
 	out = flotillactl(t, 6*time.Minute, "deinit", "--kubeconfig", fed.KubeconfigPath, "--context", "host", "-n", ns, "--name", name, "--force")
 	deinitDone = true
