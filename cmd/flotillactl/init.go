@@ -585,7 +585,7 @@ func runInit(ctx context.Context, out io.Writer, host hostFlags, o *initOptions,
 	}
 
 	timeout := time.Duration(o.timeout) * time.Second
-	if err := waitOperator(ctx, cl, p.namespace.Name, timeout, started, step); err != nil {
+	if err := waitOperator(ctx, cl, p.namespace.Name, operatorImage(p.values), timeout, started, step); err != nil {
 		return err
 	}
 	ready, err := waitKarmadaReady(ctx, cl, client.ObjectKeyFromObject(k), timeout, started, step)
@@ -673,7 +673,7 @@ func (p *progress) show(msg string) {
 	p.step("%s", msg)
 }
 
-// poll calls check every second until it is done, ctx ends or timeout
+// pollUntil calls check every second until it is done, ctx ends or timeout
 // (0: none) passes; the error then says what was last waited on.
 func pollUntil(ctx context.Context, timeout time.Duration, check func(ctx context.Context) (bool, string, error)) (string, error) {
 	if timeout > 0 {
@@ -702,7 +702,7 @@ func pollUntil(ctx context.Context, timeout time.Duration, check func(ctx contex
 }
 
 // waitOperator waits until the operator's Deployment is available.
-func waitOperator(ctx context.Context, cl client.Client, namespace string, timeout time.Duration, started time.Time, step func(string, ...any)) error {
+func waitOperator(ctx context.Context, cl client.Client, namespace, image string, timeout time.Duration, started time.Time, step func(string, ...any)) error {
 	pr := &progress{step: step}
 	last, err := pollUntil(ctx, timeout, func(ctx context.Context) (bool, string, error) {
 		d := &appsv1.Deployment{}
@@ -722,7 +722,7 @@ func waitOperator(ctx context.Context, cl client.Client, namespace string, timeo
 	})
 	if err != nil {
 		return fmt.Errorf("%s after %s: %w; see `kubectl -n %s describe deployment %s` and its pods' events (is the image %s pullable?), then run init again",
-			last, time.Since(started).Round(time.Second), err, namespace, operatorRelease, "ghcr.io/flotilla-io/operator:"+release.Version)
+			last, time.Since(started).Round(time.Second), err, namespace, operatorRelease, image)
 	}
 	return nil
 }
