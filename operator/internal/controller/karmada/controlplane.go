@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
-	aggregatedapp "github.com/flotilla-io/flotilla/components/aggregated-apiserver/app"
+	"github.com/flotilla-io/flotilla/components/aggregated-apiserver/apiservice"
 	webhookapp "github.com/flotilla-io/flotilla/components/webhook/app"
 	"github.com/flotilla-io/flotilla/config/crd"
 	"github.com/flotilla-io/flotilla/config/rbac"
@@ -378,12 +378,12 @@ func aggregatedServiceName(k *operatorv1alpha1.Karmada, domain string) string {
 }
 
 // ensureAggregation registers the aggregated API server in the instance's
-// API server (aggregatedapp.Apply: the ExternalName Service and the
+// API server (apiservice.Apply: the ExternalName Service and the
 // APIService v1alpha1.cluster.karmada.io, taken over from the Cluster CRD),
 // and reports whether the API server finds it available. Clusters stay in
 // etcd where the CRD kept them, so an upgraded instance keeps its members.
 func (r *Reconciler) ensureAggregation(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs, cp *controlPlane) (bool, string, error) {
-	reg := aggregatedapp.Registration{
+	reg := apiservice.Registration{
 		Namespace:    "karmada-system",
 		ExternalName: aggregatedServiceName(k, in.domain),
 		Port:         aggregatedServicePort,
@@ -391,12 +391,12 @@ func (r *Reconciler) ensureAggregation(ctx context.Context, k *operatorv1alpha1.
 	}
 	digest := digestOf(reg.Namespace, reg.ExternalName, strconv.Itoa(int(reg.Port)), reg.CABundle)
 	if cp.registered != digest || r.now().Sub(cp.registeredAt) >= contentsRecheck {
-		if err := aggregatedapp.Apply(ctx, cp.config, reg); err != nil {
+		if err := apiservice.Apply(ctx, cp.config, reg); err != nil {
 			return false, "", err
 		}
 		cp.registered, cp.registeredAt = digest, r.now()
 	}
-	ok, msg, err := aggregatedapp.Available(ctx, cp.config)
+	ok, msg, err := apiservice.Available(ctx, cp.config)
 	if err != nil {
 		return false, "", err
 	}
