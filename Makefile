@@ -37,6 +37,7 @@ manifests: controller-gen ## Generate CRDs into config/crd/bases and RBAC into c
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-descheduler paths="./components/descheduler/..." output:rbac:artifacts:config=config/rbac/descheduler
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-scheduler-estimator paths="./components/scheduler-estimator/..." output:rbac:artifacts:config=config/rbac/scheduler-estimator
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-webhook paths="./components/webhook/..." output:rbac:artifacts:config=config/rbac/webhook
+	$(CONTROLLER_GEN) rbac:roleName=flotilla-aggregated-apiserver paths="./components/aggregated-apiserver/rbac/..." output:rbac:artifacts:config=config/rbac/aggregated-apiserver
 	$(CONTROLLER_GEN) rbac:roleName=flotilla-operator paths="./operator/..." output:rbac:artifacts:config=config/rbac/operator
 	cp config/crd/operator/operator.karmada.io_karmadas.yaml deploy/charts/flotilla-operator/crds/
 	cp config/rbac/operator/role.yaml deploy/charts/flotilla-operator/files/operator-role.yaml

@@ -56,6 +56,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newLocalCommand())
 	root.AddCommand(newInterpretCommand())
 	root.AddCommand(newCordonCommand(true), newCordonCommand(false), newTaintCommand())
+	root.AddCommand(newInitCommand(), newDeinitCommand())
 	root.AddCommand(newJoinCommand(), newUnjoinCommand())
 	root.AddCommand(newTokenCommand(), newRegisterCommand(), newUnregisterCommand())
 	root.AddCommand(newGetCommand(), newDescribeCommand(), newPromoteCommand(), newApplyCommand(), newTopCommand())

@@ -521,7 +521,7 @@ func (b *Bundle) relatedImages() ([]operatorsv1alpha1.RelatedImage, error) {
 	r := table.Own()
 	r.Version = b.Options.Version
 	out := []operatorsv1alpha1.RelatedImage{{Name: "flotilla-operator", Image: b.Options.OperatorImage}}
-	for _, c := range []release.Component{release.ControllerManager, release.Scheduler, release.Descheduler, release.Webhook, release.Etcd, release.KubeAPIServer, release.KubeControllerManager} {
+	for _, c := range []release.Component{release.ControllerManager, release.Scheduler, release.Descheduler, release.Webhook, release.AggregatedAPIServer, release.Etcd, release.KubeAPIServer, release.KubeControllerManager} {
 		registry := ""
 		if c.Own() {
 			registry = b.Options.Registry

@@ -362,7 +362,7 @@ func TestRBACEmbedUnchanged(t *testing.T) {
 	for _, r := range roles {
 		dirs = append(dirs, filepath.Base(filepath.Dir(r)))
 	}
-	if diff := cmp.Diff([]string{"controller-manager", "descheduler", "operator", "scheduler", "scheduler-estimator", "webhook"}, dirs); diff != "" {
+	if diff := cmp.Diff([]string{"aggregated-apiserver", "controller-manager", "descheduler", "operator", "scheduler", "scheduler-estimator", "webhook"}, dirs); diff != "" {
 		t.Errorf("config/rbac/*/role.yaml (-want +got):\n%s", diff)
 	}
 }

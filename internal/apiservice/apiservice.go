@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -68,6 +69,22 @@ type Registration struct {
 // group-version is taken over. It returns once every APIService is
 // Available.
 func Register(ctx context.Context, cfg *rest.Config, reg Registration) error {
+	if err := Apply(ctx, cfg, reg); err != nil {
+		return err
+	}
+	for _, gv := range reg.GroupVersions {
+		if err := waitAvailable(ctx, cfg, gv.Name()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Apply writes the registration without waiting for the API server to use
+// it: Register's first half, for callers that come back later rather than
+// block, such as a reconciler. An APIService already as wanted is not
+// written again.
+func Apply(ctx context.Context, cfg *rest.Config, reg Registration) error {
 	if reg.ServiceName == "" {
 		return errors.New("registration: the Service's name is empty")
 	}
@@ -98,11 +115,6 @@ func Register(ctx context.Context, cfg *rest.Config, reg Registration) error {
 			return err
 		}
 	}
-	for _, gv := range reg.GroupVersions {
-		if err := waitAvailable(ctx, agg, gv.Name()); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -128,6 +140,9 @@ func ensureAPIService(ctx context.Context, agg aggregator.Interface, reg Registr
 		if err != nil {
 			return err
 		}
+		if _, automanaged := got.Labels[automanagedLabel]; !automanaged && equality.Semantic.DeepEqual(got.Spec, want) {
+			return nil
+		}
 		delete(got.Labels, automanagedLabel)
 		got.Spec = want
 		_, err = agg.ApiregistrationV1().APIServices().Update(ctx, got, metav1.UpdateOptions{})
@@ -139,28 +154,49 @@ func ensureAPIService(ctx context.Context, agg aggregator.Interface, reg Registr
 	return nil
 }
 
+// Available reports whether the API server sends the APIService name to
+// its Service and finds the server answering; when not, the message says
+// why (the APIService's Available condition).
+func Available(ctx context.Context, cfg *rest.Config, name string) (bool, string, error) {
+	agg, err := aggregator.NewForConfig(cfg)
+	if err != nil {
+		return false, "", fmt.Errorf("creating an aggregator client: %w", err)
+	}
+	got, err := agg.ApiregistrationV1().APIServices().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false, "", fmt.Errorf("reading APIService %s: %w", name, err)
+	}
+	if got.Spec.Service == nil {
+		return false, "APIService " + name + " is served locally (by a CRD)", nil
+	}
+	for _, c := range got.Status.Conditions {
+		// Until the API server has checked the new Service, the
+		// condition may still be the CRD's (reason Local).
+		if c.Type == apiregistrationv1.Available {
+			switch {
+			case c.Reason == "Local":
+				return false, "APIService " + name + " has not been checked against its Service yet", nil
+			case c.Status == apiregistrationv1.ConditionTrue:
+				return true, "", nil
+			}
+			return false, fmt.Sprintf("APIService %s is not available: %s: %s", name, c.Reason, c.Message), nil
+		}
+	}
+	return false, "APIService " + name + " has not been checked yet", nil
+}
+
 // waitAvailable waits until the API server has checked the APIService's
 // Service and found the server answering.
-func waitAvailable(ctx context.Context, agg aggregator.Interface, name string) error {
+func waitAvailable(ctx context.Context, cfg *rest.Config, name string) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := agg.ApiregistrationV1().APIServices().Get(ctx, name, metav1.GetOptions{})
+		ok, msg, err := Available(ctx, cfg, name)
 		if err != nil {
 			last = err.Error()
 			return false, nil
 		}
-		if got.Spec.Service == nil {
-			return false, nil
-		}
-		for _, c := range got.Status.Conditions {
-			// Until the API server has checked the new Service, the
-			// condition may still be the CRD's (reason Local).
-			if c.Type == apiregistrationv1.Available {
-				last = c.Reason + ": " + c.Message
-				return c.Status == apiregistrationv1.ConditionTrue && c.Reason != "Local", nil
-			}
-		}
-		return false, nil
+		last = msg
+		return ok, nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for APIService %s to be Available (last seen: %s): %w", name, last, err)

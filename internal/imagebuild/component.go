@@ -28,6 +28,7 @@ func Components() []release.Component {
 		release.Descheduler,
 		release.SchedulerEstimator,
 		release.Webhook,
+		release.AggregatedAPIServer,
 		release.Agent,
 		release.Flotillactl,
 	}
@@ -38,7 +39,7 @@ func MainPackage(c release.Component) (string, error) {
 	switch c {
 	case release.Operator:
 		return Module + "/operator/cmd", nil
-	case release.ControllerManager, release.Scheduler, release.Descheduler, release.SchedulerEstimator, release.Webhook, release.Agent:
+	case release.ControllerManager, release.Scheduler, release.Descheduler, release.SchedulerEstimator, release.Webhook, release.AggregatedAPIServer, release.Agent:
 		return Module + "/components/" + string(c) + "/cmd", nil
 	case release.Flotillactl:
 		return Module + "/cmd/flotillactl", nil
@@ -61,6 +62,8 @@ func description(c release.Component) string {
 		return "Flotilla scheduler estimator: runs beside a member cluster and answers how many replicas fit there, over Karmada's estimator gRPC API."
 	case release.Webhook:
 		return "Flotilla admission webhook: defaulting and validation of the Karmada API's objects."
+	case release.AggregatedAPIServer:
+		return "Flotilla aggregated API server: serves cluster.karmada.io Clusters and the clusters/proxy subresource behind the control plane's API server."
 	case release.Agent:
 		return "Flotilla agent: runs in a Pull member cluster, registers it, and applies its Works from the control plane."
 	case release.Flotillactl:

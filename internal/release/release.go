@@ -29,6 +29,7 @@ const (
 	Descheduler           Component = "descheduler"
 	SchedulerEstimator    Component = "scheduler-estimator"
 	Webhook               Component = "webhook"
+	AggregatedAPIServer   Component = "aggregated-apiserver"
 	Agent                 Component = "agent"
 	Flotillactl           Component = "flotillactl"
 	Etcd                  Component = "etcd"

@@ -343,7 +343,7 @@ func TestKarmadaOperatorSample(t *testing.T) {
 	}
 	k = waitCondition(t, ns, "karmada-demo", operatorv1alpha1.ConditionUnsupportedFields, operatorv1alpha1.ReasonIgnored)
 	msg := meta.FindStatusCondition(k.Status.Conditions, operatorv1alpha1.ConditionUnsupportedFields).Message
-	for _, want := range []string{"karmadaSearch", "karmadaAggregatedAPIServer", "karmadaMetricsAdapter", "karmadaControllerManager.imageRepository"} {
+	for _, want := range []string{"karmadaSearch", "karmadaAggregatedAPIServer.imageRepository", "karmadaMetricsAdapter", "karmadaControllerManager.imageRepository"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("UnsupportedFields message %q does not name %s", msg, want)
 		}

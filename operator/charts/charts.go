@@ -25,18 +25,21 @@ const (
 	Scheduler             = "scheduler"
 	Descheduler           = "descheduler"
 	Webhook               = "webhook"
+	AggregatedAPIServer   = "aggregated-apiserver"
 )
 
 // installOrder lists the charts in the order a control plane is installed:
 // storage, then the API server, then what runs against it. The descheduler
 // is optional: the operator installs it only when the instance asks for it.
-var installOrder = []string{Etcd, APIServer, KubeControllerManager, ControllerManager, Scheduler, Descheduler, Webhook}
+// The aggregated API server comes right after the API server, as in
+// Karmada's operator: the controllers read Clusters through it.
+var installOrder = []string{Etcd, APIServer, AggregatedAPIServer, KubeControllerManager, ControllerManager, Scheduler, Descheduler, Webhook}
 
-//go:embed all:etcd all:apiserver all:kube-controller-manager all:controller-manager all:scheduler all:descheduler all:webhook
+//go:embed all:etcd all:apiserver all:aggregated-apiserver all:kube-controller-manager all:controller-manager all:scheduler all:descheduler all:webhook
 var files embed.FS
 
 // Names returns the charts' names in install order: etcd, apiserver,
-// kube-controller-manager, controller-manager, scheduler, descheduler,
+// aggregated-apiserver, kube-controller-manager, controller-manager, scheduler, descheduler,
 // webhook.
 func Names() []string {
 	return slices.Clone(installOrder)

@@ -161,6 +161,22 @@ var cases = []chartCase{
 		"podDisruptionBudget": map[string]any{"maxUnavailable": 1},
 	}},
 
+	{name: "defaults", chart: AggregatedAPIServer},
+	{name: "replicated, flags, external etcd", chart: AggregatedAPIServer, values: map[string]any{
+		"replicas":            2,
+		"podDisruptionBudget": map[string]any{"minAvailable": 1},
+		"etcd":                map[string]any{"servers": []any{"https://etcd-a.example:2379", "https://etcd-b.example:2379"}, "prefix": "/flotilla"},
+		"featureGates":        map[string]any{"APIResponseCompression": false},
+		"extraArgs": map[string]any{
+			"kube-api-qps":   100,
+			"audit-log-path": "-",
+			"--v":            2,
+		},
+		"certSecret":       "aggregated-serving",
+		"kubeconfigSecret": "aggregated-client",
+		"resources":        map[string]any{"limits": map[string]any{"memory": "256Mi"}},
+	}},
+
 	{name: "defaults", chart: Webhook},
 	{name: "replicated, flags, own Secrets", chart: Webhook, values: map[string]any{
 		"replicas":            3,
@@ -192,7 +208,7 @@ var cases = []chartCase{
 }
 
 func TestNamesAndLoad(t *testing.T) {
-	want := []string{"etcd", "apiserver", "kube-controller-manager", "controller-manager", "scheduler", "descheduler", "webhook"}
+	want := []string{"etcd", "apiserver", "aggregated-apiserver", "kube-controller-manager", "controller-manager", "scheduler", "descheduler", "webhook"}
 	if diff := cmp.Diff(want, Names()); diff != "" {
 		t.Errorf("Names() (-want +got):\n%s", diff)
 	}

@@ -44,6 +44,7 @@ var binaries = map[string]binary{
 	Scheduler:             {name: "flotilla-scheduler", format: goFlagHelp, pkg: "./components/scheduler/cmd"},
 	Descheduler:           {name: "flotilla-descheduler", format: goFlagHelp, pkg: "./components/descheduler/cmd"},
 	Webhook:               {name: "flotilla-webhook", format: goFlagHelp, pkg: "./components/webhook/cmd"},
+	AggregatedAPIServer:   {name: "flotilla-aggregated-apiserver", format: pflagHelp, pkg: "./components/aggregated-apiserver/cmd"},
 }
 
 // helpText is a binary's --help output, or why it could not be had.
@@ -280,7 +281,9 @@ func checkFeatureGates(t *testing.T, help, gates string) {
 	t.Helper()
 	for _, gate := range strings.Split(gates, ",") {
 		name, _, _ := strings.Cut(gate, "=")
-		if !strings.Contains(help, "kube:"+name+"=true|false") {
+		// Kubernetes' components list "kube:Name=true|false"; a generic API
+		// server (the aggregated API server) lists "Name=true|false".
+		if !regexp.MustCompile(`(?m)(^|\s|kube:)` + regexp.QuoteMeta(name) + `=true\|false`).MatchString(help) {
 			t.Errorf("--feature-gates names %s, which the binary does not list", name)
 		}
 	}

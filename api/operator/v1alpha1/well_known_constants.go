@@ -35,29 +35,32 @@ const (
 
 // Condition reasons. The phases are, in order: validation, certificates,
 // etcd, the API server, its contents (CRDs, namespaces, RBAC, webhook
-// configurations), then the controllers.
+// configurations), the aggregated API server (installed and registered by
+// its APIService), then the controllers.
 const (
-	ReasonValidationError      = "ValidationError"
-	ReasonSuspended            = "Suspended"
-	ReasonDowngradeRefused     = "DowngradeRefused"
-	ReasonUnknownVersion       = "UnknownVersion"
-	ReasonCertificatesPending  = "CertificatesPending"
-	ReasonCertificatesFailed   = "CertificatesFailed"
-	ReasonEtcdProgressing      = "EtcdProgressing"
-	ReasonEtcdFailed           = "EtcdFailed"
-	ReasonAPIServerProgressing = "APIServerProgressing"
-	ReasonAPIServerFailed      = "APIServerFailed"
-	ReasonContentsProgressing  = "ContentsProgressing"
-	ReasonContentsFailed       = "ContentsFailed"
-	ReasonControllersProgress  = "ControllersProgressing"
-	ReasonControllersFailed    = "ControllersFailed"
-	ReasonAdmissionProgressing = "AdmissionProgressing"
-	ReasonAdmissionFailed      = "AdmissionFailed"
-	ReasonUpgrading            = "Upgrading"
-	ReasonAvailable            = "Available"
-	ReasonIgnored              = "Ignored"
-	ReasonNone                 = "None"
-	ReasonDeleting             = "Deleting"
+	ReasonValidationError                = "ValidationError"
+	ReasonSuspended                      = "Suspended"
+	ReasonDowngradeRefused               = "DowngradeRefused"
+	ReasonUnknownVersion                 = "UnknownVersion"
+	ReasonCertificatesPending            = "CertificatesPending"
+	ReasonCertificatesFailed             = "CertificatesFailed"
+	ReasonEtcdProgressing                = "EtcdProgressing"
+	ReasonEtcdFailed                     = "EtcdFailed"
+	ReasonAPIServerProgressing           = "APIServerProgressing"
+	ReasonAPIServerFailed                = "APIServerFailed"
+	ReasonContentsProgressing            = "ContentsProgressing"
+	ReasonContentsFailed                 = "ContentsFailed"
+	ReasonAggregatedAPIServerProgressing = "AggregatedAPIServerProgressing"
+	ReasonAggregatedAPIServerFailed      = "AggregatedAPIServerFailed"
+	ReasonControllersProgress            = "ControllersProgressing"
+	ReasonControllersFailed              = "ControllersFailed"
+	ReasonAdmissionProgressing           = "AdmissionProgressing"
+	ReasonAdmissionFailed                = "AdmissionFailed"
+	ReasonUpgrading                      = "Upgrading"
+	ReasonAvailable                      = "Available"
+	ReasonIgnored                        = "Ignored"
+	ReasonNone                           = "None"
+	ReasonDeleting                       = "Deleting"
 )
 
 // Finalizer keeps a Karmada until the operator removed what it made.

@@ -38,6 +38,12 @@ const (
 	IDWebhookClient         ID = "webhook-client"
 	IDOperator              ID = "operator"
 	IDWebhook               ID = "webhook"
+	// IDAggregatedAPIServer is the aggregated API server's serving
+	// certificate, which the API server verifies when it proxies
+	// cluster.karmada.io requests there; IDAggregatedAPIServerClient is
+	// its identity towards the API server.
+	IDAggregatedAPIServer       ID = "aggregated-apiserver"
+	IDAggregatedAPIServerClient ID = "aggregated-apiserver-client"
 )
 
 // The identities client certificates authenticate as. Each component has
@@ -61,6 +67,10 @@ const (
 	// identity is: turning the descheduler on or off then issues nothing
 	// and rolls no other component's pods.
 	DeschedulerUser = "system:flotilla:descheduler"
+	// AggregatedAPIServerUser delegates authentication and authorization
+	// to the API server, reads the members' Secrets the cluster proxy
+	// needs and runs admission against the control plane's policies.
+	AggregatedAPIServerUser = "system:flotilla:aggregated-apiserver"
 
 	// OperatorUser in OperatorsGroup is the operator's own identity in the
 	// API server it installs, used to create CRDs, RBAC and webhook
@@ -110,6 +120,9 @@ type Params struct {
 	// EtcdServerCertSANs and EtcdPeerCertSANs are the user's extra SANs.
 	EtcdServerCertSANs []string
 	EtcdPeerCertSANs   []string
+	// AggregatedAPIServerCertSANs are the user's extra SANs of the
+	// aggregated API server's serving certificate.
+	AggregatedAPIServerCertSANs []string
 	// Algorithm of every key; defaults to ECDSAP256.
 	Algorithm Algorithm
 	// LeafValidity of every leaf certificate (leafCertValidityDays);
@@ -227,6 +240,15 @@ func Plan(p Params) []Spec {
 		leaf(IDWebhookClient, IDCA, WebhookUser, nil, ClientAuth),
 		leaf(IDOperator, IDCA, OperatorUser, []string{OperatorsGroup}, ClientAuth),
 		leaf(IDWebhook, IDCA, "flotilla-webhook", nil, ServerAuth, serviceNames(p.Name+"-webhook")),
+		leaf(IDAggregatedAPIServerClient, IDCA, AggregatedAPIServerUser, nil, ClientAuth),
+		// The API server dials the aggregated API server through the
+		// control plane's Service karmada-system/karmada-aggregated-apiserver
+		// (an ExternalName of the host's Service) and verifies the name
+		// karmada-aggregated-apiserver.karmada-system.svc; pods of the host
+		// reach it by its own Service's names.
+		leaf(IDAggregatedAPIServer, IDCA, "karmada-aggregated-apiserver", nil, ServerAuth,
+			[]string{"karmada-aggregated-apiserver.karmada-system.svc", "karmada-aggregated-apiserver.karmada-system.svc." + domain},
+			serviceNames(p.Name+"-aggregated-apiserver"), loopback, p.AggregatedAPIServerCertSANs),
 	)
 }
 

@@ -51,6 +51,32 @@ func clients(validity time.Duration) []planned {
 	}
 }
 
+// servers are the webhook's and the aggregated API server's serving
+// certificates of instance name in ns.
+func servers(name, ns, domain string, validity time.Duration, aggregatedSANs ...string) []planned {
+	svc := func(s string) []string {
+		return []string{s, s + "." + ns, s + "." + ns + ".svc", s + "." + ns + ".svc." + domain}
+	}
+	var dns, ips []string
+	for _, san := range aggregatedSANs {
+		if _, err := netip.ParseAddr(san); err == nil {
+			ips = append(ips, san)
+		} else {
+			dns = append(dns, san)
+		}
+	}
+	return []planned{
+		{ID: IDWebhook, Signer: IDCA, CN: "flotilla-webhook", Usages: ServerAuth, Validity: validity, DNS: svc(name + "-webhook")},
+		{ID: IDAggregatedAPIServerClient, Signer: IDCA, CN: "system:flotilla:aggregated-apiserver", Usages: ClientAuth, Validity: validity},
+		{
+			ID: IDAggregatedAPIServer, Signer: IDCA, CN: "karmada-aggregated-apiserver", Usages: ServerAuth, Validity: validity,
+			DNS: append(append([]string{"karmada-aggregated-apiserver.karmada-system.svc", "karmada-aggregated-apiserver.karmada-system.svc." + domain},
+				svc(name+"-aggregated-apiserver")...), append([]string{"localhost"}, dns...)...),
+			IPs: append([]string{"127.0.0.1"}, ips...),
+		},
+	}
+}
+
 func TestPlan(t *testing.T) {
 	const year = DefaultLeafValidity
 	tests := []struct {
@@ -62,13 +88,14 @@ func TestPlan(t *testing.T) {
 			name: "local etcd, three members, every extra",
 			params: Params{
 				Name: "fl", Namespace: "ns", DNSDomain: "corp.local",
-				ServiceSubnet:      netip.MustParsePrefix("10.96.0.0/12"),
-				APIServerCertSANs:  []string{"api.example.com", "192.0.2.10", "localhost"},
-				ServiceAddresses:   []string{"198.51.100.7", "lb.example.net", "192.0.2.10"},
-				EtcdReplicas:       3,
-				EtcdServerCertSANs: []string{"etcd.example.com", "192.0.2.20"},
-				EtcdPeerCertSANs:   []string{"peer.example.com"},
-				LeafValidity:       90 * 24 * time.Hour,
+				ServiceSubnet:               netip.MustParsePrefix("10.96.0.0/12"),
+				APIServerCertSANs:           []string{"api.example.com", "192.0.2.10", "localhost"},
+				ServiceAddresses:            []string{"198.51.100.7", "lb.example.net", "192.0.2.10"},
+				EtcdReplicas:                3,
+				EtcdServerCertSANs:          []string{"etcd.example.com", "192.0.2.20"},
+				EtcdPeerCertSANs:            []string{"peer.example.com"},
+				LeafValidity:                90 * 24 * time.Hour,
+				AggregatedAPIServerCertSANs: []string{"clusters.example.com", "192.0.2.30"},
 			},
 			want: append([]planned{
 				{ID: IDCA, CN: "flotilla-ca", Validity: DefaultCAValidity},
@@ -101,10 +128,7 @@ func TestPlan(t *testing.T) {
 					},
 					IPs: []string{"127.0.0.1"},
 				},
-			}, append(clients(90*24*time.Hour), planned{
-				ID: IDWebhook, Signer: IDCA, CN: "flotilla-webhook", Usages: ServerAuth, Validity: 90 * 24 * time.Hour,
-				DNS: []string{"fl-webhook", "fl-webhook.ns", "fl-webhook.ns.svc", "fl-webhook.ns.svc.corp.local"},
-			})...),
+			}, append(clients(90*24*time.Hour), servers("fl", "ns", "corp.local", 90*24*time.Hour, "clusters.example.com", "192.0.2.30")...)...),
 		},
 		{
 			name:   "defaults: cluster.local, one etcd member, no subnet, a year",
@@ -136,10 +160,7 @@ func TestPlan(t *testing.T) {
 					DNS: []string{"k-etcd-0.k-etcd.karmada-system.svc.cluster.local", "*.k-etcd.karmada-system.svc.cluster.local", "localhost"},
 					IPs: []string{"127.0.0.1"},
 				},
-			}, append(clients(year), planned{
-				ID: IDWebhook, Signer: IDCA, CN: "flotilla-webhook", Usages: ServerAuth, Validity: year,
-				DNS: []string{"k-webhook", "k-webhook.karmada-system", "k-webhook.karmada-system.svc", "k-webhook.karmada-system.svc.cluster.local"},
-			})...),
+			}, append(clients(year), servers("k", "karmada-system", "cluster.local", year)...)...),
 		},
 		{
 			name: "external etcd, IPv6 service subnet",
@@ -160,10 +181,7 @@ func TestPlan(t *testing.T) {
 					},
 					IPs: []string{"127.0.0.1", "fd00:10:96::1"},
 				},
-			}, append(clients(year), planned{
-				ID: IDWebhook, Signer: IDCA, CN: "flotilla-webhook", Usages: ServerAuth, Validity: year,
-				DNS: []string{"k-webhook", "k-webhook.ns", "k-webhook.ns.svc", "k-webhook.ns.svc.cluster.local"},
-			})...),
+			}, append(clients(year), servers("k", "ns", "cluster.local", year)...)...),
 		},
 	}
 	for _, tt := range tests {
@@ -249,6 +267,10 @@ func TestPlanIssued(t *testing.T) {
 		{IDAdmin, x509.ExtKeyUsageClientAuth, ""},
 		{IDOperator, x509.ExtKeyUsageClientAuth, ""},
 		{IDWebhook, x509.ExtKeyUsageServerAuth, "fl-webhook.ns.svc"},
+		// The name the API server's aggregator verifies.
+		{IDAggregatedAPIServer, x509.ExtKeyUsageServerAuth, "karmada-aggregated-apiserver.karmada-system.svc"},
+		{IDAggregatedAPIServer, x509.ExtKeyUsageServerAuth, "fl-aggregated-apiserver.ns.svc"},
+		{IDAggregatedAPIServerClient, x509.ExtKeyUsageClientAuth, ""},
 	}
 	for _, u := range uses {
 		spec := specByID(t, specs, u.id)

@@ -39,6 +39,8 @@ import (
 var (
 	fed   *localfed.Federation
 	agent *nodeagent.Agent
+	// flotillactlBinary is flotillactl built for this run.
+	flotillactlBinary string
 
 	// The two releases of the upgrade: the same Kubernetes and etcd, newer
 	// Flotilla components.
@@ -78,6 +80,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	flotillactlBinary = filepath.Join(workDir, "bin", release.Flotillactl.Binary())
 
 	scheme, err := app.Scheme()
 	if err != nil {
@@ -127,11 +130,13 @@ func run(m *testing.M) int {
 func buildImages(ctx context.Context, kubeBinDir, out string) (map[string]string, error) {
 	root := moduleRoot()
 	own := map[release.Component]string{
-		release.ControllerManager: "./components/controller-manager/cmd",
-		release.Scheduler:         "./components/scheduler/cmd",
-		release.Descheduler:       "./components/descheduler/cmd",
-		release.Webhook:           "./components/webhook/cmd",
-		release.Operator:          "./operator/cmd",
+		release.ControllerManager:   "./components/controller-manager/cmd",
+		release.Scheduler:           "./components/scheduler/cmd",
+		release.Descheduler:         "./components/descheduler/cmd",
+		release.Webhook:             "./components/webhook/cmd",
+		release.AggregatedAPIServer: "./components/aggregated-apiserver/cmd",
+		release.Operator:            "./operator/cmd",
+		release.Flotillactl:         "./cmd/flotillactl",
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for c, pkg := range own {

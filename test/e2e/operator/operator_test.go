@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,8 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -153,6 +158,9 @@ func join(t *testing.T, cp client.Client, member string) {
 		Spec: clusterv1alpha1.ClusterSpec{
 			ID: string(kubeSystem.UID), SyncMode: clusterv1alpha1.Push, APIEndpoint: m.Endpoint,
 			SecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: member},
+			// The cluster proxy's credentials: the member's token, which
+			// may impersonate anyone there.
+			ImpersonatorSecretRef: &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: member},
 		},
 	}
 	if err := cp.Create(ctx, cluster); err != nil {
@@ -242,6 +250,8 @@ func TestControlPlaneLifecycle(t *testing.T) {
 		return true, nil
 	})
 
+	checkAggregated(t, k, "member1")
+
 	if err := cp.Create(ctx, nginx(4)); err != nil {
 		t.Fatal(err)
 	}
@@ -288,6 +298,7 @@ func TestControlPlaneLifecycle(t *testing.T) {
 			t.Errorf("after the upgrade: %v", err)
 		}
 	}
+	checkAggregated(t, k, "member2")
 	web := &appsv1.Deployment{}
 	if err := cp.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, web); err != nil {
 		t.Fatal(err)
@@ -298,6 +309,77 @@ func TestControlPlaneLifecycle(t *testing.T) {
 	}
 	memberDeployment(t, "member1", 3)
 	memberDeployment(t, "member2", 3)
+}
+
+// adminConfig is the admin kubeconfig the operator wrote, dialling through
+// the node agent's Service network.
+func adminConfig(t *testing.T, k *operatorv1alpha1.Karmada) *rest.Config {
+	t.Helper()
+	sec := &corev1.Secret{}
+	if err := fed.Host.Client.Get(context.Background(), client.ObjectKey{Namespace: k.Status.SecretRef.Namespace, Name: k.Status.SecretRef.Name}, sec); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(sec.Data["kubeconfig"])
+	if err != nil {
+		t.Fatalf("admin kubeconfig: %v", err)
+	}
+	cfg.Dial = agent.DialContext
+	return cfg
+}
+
+// checkAggregated: the control plane serves Clusters from the operator's
+// aggregated API server — the APIService taken over from the Cluster CRD
+// (no longer automanaged) and Available — and a read through
+// clusters/proxy reaches the member, as the admin.
+func checkAggregated(t *testing.T, k *operatorv1alpha1.Karmada, member string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg := adminConfig(t, k)
+	agg, err := aggregator.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := agg.ApiregistrationV1().APIServices().Get(ctx, "v1alpha1.cluster.karmada.io", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := svc.Labels["kube-aggregator.kubernetes.io/automanaged"]; ok || svc.Spec.Service == nil ||
+		svc.Spec.Service.Namespace != "karmada-system" || svc.Spec.Service.Name != "karmada-aggregated-apiserver" {
+		t.Errorf("APIService v1alpha1.cluster.karmada.io: labels %v, spec %+v", svc.Labels, svc.Spec)
+	}
+	available := false
+	for _, c := range svc.Status.Conditions {
+		available = available || (c.Type == apiregistrationv1.Available && c.Status == apiregistrationv1.ConditionTrue)
+	}
+	if !available {
+		t.Errorf("APIService v1alpha1.cluster.karmada.io is not Available: %+v", svc.Status.Conditions)
+	}
+	d := &appsv1.Deployment{}
+	if err := fed.Host.Client.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name + "-aggregated-apiserver"}, d); err != nil {
+		t.Fatalf("the aggregated API server's Deployment: %v", err)
+	}
+
+	want := &corev1.Namespace{}
+	if err := fed.Member(member).Client.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, want); err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got corev1.Namespace
+	poll(t, time.Minute, "kube-system of "+member+" through clusters/proxy", func(ctx context.Context) (bool, error) {
+		raw, err := kube.CoreV1().RESTClient().Get().
+			AbsPath("/apis/cluster.karmada.io/v1alpha1/clusters", member, "proxy", "api/v1/namespaces/kube-system").
+			DoRaw(ctx)
+		if err != nil {
+			return false, err
+		}
+		return true, json.Unmarshal(raw, &got)
+	})
+	if got.UID != want.UID {
+		t.Errorf("kube-system through the proxy has UID %s; the member's is %s", got.UID, want.UID)
+	}
 }
 
 // checkNodePort reaches the API server through its NodePort on the node's

@@ -75,8 +75,9 @@ with the defaults, then the ones values turn on, then extraArgs.
 {{- if .Values.leaderElection.enabled }}
 {{- $args = append $args "--leader-elect" }}
 {{- end }}
-{{- $args = append $args "--metrics-bind-address=:8080" }}
-{{- $args = append $args "--health-probe-bind-address=:8081" }}
+{{- $listen := ternary "$(POD_IP)" "" (.Values.podIPListeners | default false) }}
+{{- $args = append $args (printf "--metrics-bind-address=%s:8080" $listen) }}
+{{- $args = append $args (printf "--health-probe-bind-address=%s:8081" $listen) }}
 {{- if and .Values.leaderElection.enabled .Values.leaderElection.namespace }}
 {{- $args = append $args (printf "--leader-elect-resource-namespace=%s" .Values.leaderElection.namespace) }}
 {{- end }}

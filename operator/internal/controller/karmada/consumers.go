@@ -51,6 +51,13 @@ func consumerSecrets(instance, namespace, domain string, p *pki, external *exter
 		keySAPub:                 p.sa.PublicPEM,
 		keySAKey:                 p.sa.PrivatePEM,
 	}
+	// The aggregated API server reads and writes Clusters in the same etcd
+	// as the API server, with the same client certificate, as in Karmada.
+	aggregated := map[string][]byte{
+		keyCACert:  ca,
+		keyTLSCert: p.pairs[certs.IDAggregatedAPIServer].CertPEM,
+		keyTLSKey:  p.pairs[certs.IDAggregatedAPIServer].KeyPEM,
+	}
 	if external != nil {
 		apiserver["etcd-ca.crt"], apiserver["etcd-client.crt"], apiserver["etcd-client.key"] = external.ca, external.cert, external.key
 	} else {
@@ -67,6 +74,10 @@ func consumerSecrets(instance, namespace, domain string, p *pki, external *exter
 		}
 	}
 	out[certSecretName(instance, APIServer)] = apiserver
+	for _, key := range []string{"etcd-ca.crt", "etcd-client.crt", "etcd-client.key"} {
+		aggregated[key] = apiserver[key]
+	}
+	out[certSecretName(instance, AggregatedAPIServer)] = aggregated
 
 	// kube-controller-manager signs service-account tokens and, with the
 	// CA's key, certificate signing requests.
@@ -94,6 +105,7 @@ func consumerSecrets(instance, namespace, domain string, p *pki, external *exter
 		{kubeconfigSecretName(instance, Scheduler), certs.IDScheduler, certs.SchedulerUser},
 		{kubeconfigSecretName(instance, Descheduler), certs.IDDescheduler, certs.DeschedulerUser},
 		{kubeconfigSecretName(instance, Webhook), certs.IDWebhookClient, certs.WebhookUser},
+		{kubeconfigSecretName(instance, AggregatedAPIServer), certs.IDAggregatedAPIServerClient, certs.AggregatedAPIServerUser},
 		{adminKubeconfigSecretName(instance), certs.IDAdmin, certs.AdminUser},
 	}
 	for _, c := range clients {
@@ -113,6 +125,7 @@ func certificateHashes(instance string, secrets map[string]map[string][]byte) ma
 	mounts := map[Component][]string{
 		Etcd:                  {certSecretName(instance, Etcd)},
 		APIServer:             {certSecretName(instance, APIServer)},
+		AggregatedAPIServer:   {certSecretName(instance, AggregatedAPIServer), kubeconfigSecretName(instance, AggregatedAPIServer)},
 		KubeControllerManager: {certSecretName(instance, KubeControllerManager), kubeconfigSecretName(instance, KubeControllerManager)},
 		ControllerManager:     {kubeconfigSecretName(instance, ControllerManager)},
 		Scheduler:             {kubeconfigSecretName(instance, Scheduler)},

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/flotilla-io/flotilla/api/operator/v1alpha1"
+	"github.com/flotilla-io/flotilla/components/aggregated-apiserver/apiservice"
 	webhookapp "github.com/flotilla-io/flotilla/components/webhook/app"
 	"github.com/flotilla-io/flotilla/config/crd"
 	"github.com/flotilla-io/flotilla/config/rbac"
@@ -62,6 +63,7 @@ type ControlPlanes struct {
 
 type controlPlane struct {
 	key       string // digest of the endpoint and credentials
+	config    *rest.Config
 	client    client.Client
 	discovery discovery.DiscoveryInterface
 
@@ -70,6 +72,10 @@ type controlPlane struct {
 	// admitted is the same for the webhook configurations.
 	admitted   string
 	admittedAt time.Time
+	// registered is the same for the aggregated API server's APIService
+	// and Service.
+	registered   string
+	registeredAt time.Time
 }
 
 // For returns the client of an instance's API server, made anew when its
@@ -121,7 +127,7 @@ func (c *ControlPlanes) For(_ context.Context, k *operatorv1alpha1.Karmada, in *
 	if err != nil {
 		return nil, err
 	}
-	cp := &controlPlane{key: key, client: cl, discovery: dc}
+	cp := &controlPlane{key: key, config: cfg, client: cl, discovery: dc}
 	c.byUID[k.UID] = cp
 	return cp, nil
 }
@@ -191,6 +197,11 @@ var componentRoles = map[string]string{
 	"flotilla-scheduler":          certs.SchedulerUser,
 	"flotilla-descheduler":        certs.DeschedulerUser,
 	"flotilla-webhook":            certs.WebhookUser,
+	// Its delegated authentication also reads the ConfigMap
+	// kube-system/extension-apiserver-authentication, which the role
+	// grants with every ConfigMap: Kubernetes' own
+	// extension-apiserver-authentication-reader Role is namespaced.
+	"flotilla-aggregated-apiserver": certs.AggregatedAPIServerUser,
 }
 
 // staticContents are the objects ensureContents applies, parsed from the
@@ -356,6 +367,40 @@ func (r *Reconciler) ensureAdmission(ctx context.Context, k *operatorv1alpha1.Ka
 	}
 	cp.admitted, cp.admittedAt = digest, r.now()
 	return nil
+}
+
+// aggregatedServiceName is the host Service of the instance's aggregated
+// API server, which the control plane's ExternalName Service
+// karmada-system/karmada-aggregated-apiserver names, as in Karmada's
+// operator.
+func aggregatedServiceName(k *operatorv1alpha1.Karmada, domain string) string {
+	return fmt.Sprintf("%s.%s.svc.%s", releaseName(k.Name, AggregatedAPIServer), k.Namespace, domain)
+}
+
+// ensureAggregation registers the aggregated API server in the instance's
+// API server (apiservice.Apply: the ExternalName Service and the
+// APIService v1alpha1.cluster.karmada.io, taken over from the Cluster CRD),
+// and reports whether the API server finds it available. Clusters stay in
+// etcd where the CRD kept them, so an upgraded instance keeps its members.
+func (r *Reconciler) ensureAggregation(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs, cp *controlPlane) (bool, string, error) {
+	reg := apiservice.Registration{
+		Namespace:    "karmada-system",
+		ExternalName: aggregatedServiceName(k, in.domain),
+		Port:         aggregatedServicePort,
+		CABundle:     in.pki.bundles[certs.IDCA],
+	}
+	digest := digestOf(reg.Namespace, reg.ExternalName, strconv.Itoa(int(reg.Port)), reg.CABundle)
+	if cp.registered != digest || r.now().Sub(cp.registeredAt) >= contentsRecheck {
+		if err := apiservice.Apply(ctx, cp.config, reg); err != nil {
+			return false, "", err
+		}
+		cp.registered, cp.registeredAt = digest, r.now()
+	}
+	ok, msg, err := apiservice.Available(ctx, cp.config)
+	if err != nil {
+		return false, "", err
+	}
+	return ok, msg, nil
 }
 
 // apply server-side applies obj as the operator, taking over fields someone

@@ -16,11 +16,12 @@ const (
 	Scheduler             Component = "scheduler"
 	Descheduler           Component = "descheduler"
 	Webhook               Component = "webhook"
+	AggregatedAPIServer   Component = "aggregated-apiserver"
 )
 
 // allComponents are every release an instance can have, in install order.
 func allComponents() []Component {
-	return []Component{Etcd, APIServer, KubeControllerManager, ControllerManager, Scheduler, Descheduler, Webhook}
+	return []Component{Etcd, APIServer, AggregatedAPIServer, KubeControllerManager, ControllerManager, Scheduler, Descheduler, Webhook}
 }
 
 // releaseName is the Helm release of a component; its objects carry the
@@ -55,6 +56,13 @@ const (
 	keySAKey      = "sa.key"
 	keySAPub      = "sa.pub"
 )
+
+// defaultEtcdPrefix is kube-apiserver's --etcd-prefix when the spec sets none.
+const defaultEtcdPrefix = "/registry"
+
+// aggregatedServicePort is the aggregated API server's Service port, as in
+// Karmada.
+const aggregatedServicePort = 443
 
 // apiServerPort is the API server's secure port and Service port, as in
 // Karmada.

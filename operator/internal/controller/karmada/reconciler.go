@@ -231,6 +231,9 @@ func (r *Reconciler) certParams(ctx context.Context, k *operatorv1alpha1.Karmada
 	p := certs.Params{Name: k.Name, Namespace: k.Namespace, DNSDomain: domain, EtcdReplicas: 1}
 	subnet := defaultServiceSubnet
 	if c := k.Spec.Components; c != nil {
+		if a := c.KarmadaAggregatedAPIServer; a != nil {
+			p.AggregatedAPIServerCertSANs = a.CertSANs
+		}
 		if a := c.KarmadaAPIServer; a != nil {
 			p.APIServerCertSANs = a.CertSANs
 			if a.ServiceSubnet != nil {
@@ -314,10 +317,13 @@ func (r *Reconciler) externalEtcdClient(ctx context.Context, k *operatorv1alpha1
 
 // phase is one gated step of the install or upgrade.
 type phase struct {
-	name        string
-	components  []Component
-	contents    bool // install CRDs, namespaces and RBAC into the API server
-	admission   bool // register the webhook configurations in the API server
+	name       string
+	components []Component
+	contents   bool // install CRDs, namespaces and RBAC into the API server
+	admission  bool // register the webhook configurations in the API server
+	// aggregation registers the aggregated API server in the API server
+	// once its release is rolled out.
+	aggregation bool
 	progressing string
 	failed      string
 	// remove are releases the spec no longer asks for, uninstalled before
@@ -341,6 +347,11 @@ func phases(k *operatorv1alpha1.Karmada) []phase {
 			progressing: operatorv1alpha1.ReasonAPIServerProgressing, failed: operatorv1alpha1.ReasonAPIServerFailed},
 		phase{name: "API server contents", contents: true,
 			progressing: operatorv1alpha1.ReasonContentsProgressing, failed: operatorv1alpha1.ReasonContentsFailed},
+		// The aggregated API server needs its RBAC and the karmada-system
+		// namespace in the API server; the controllers read Clusters
+		// through it once it is registered.
+		phase{name: "aggregated API server", components: []Component{AggregatedAPIServer}, aggregation: true,
+			progressing: operatorv1alpha1.ReasonAggregatedAPIServerProgressing, failed: operatorv1alpha1.ReasonAggregatedAPIServerFailed},
 		phase{name: "controllers", components: controllers, remove: removed,
 			progressing: operatorv1alpha1.ReasonControllersProgress, failed: operatorv1alpha1.ReasonControllersFailed},
 		// The webhook configurations come last: they refuse what they
@@ -355,11 +366,7 @@ func phases(k *operatorv1alpha1.Karmada) []phase {
 // reports whether its workloads are rolled out.
 func (r *Reconciler) runPhase(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs, ph phase) (bool, string, error) {
 	if ph.contents || ph.admission {
-		svc := &corev1.Service{}
-		if err := r.Get(ctx, types.NamespacedName{Namespace: k.Namespace, Name: releaseName(k.Name, APIServer)}, svc); err != nil {
-			return false, "", fmt.Errorf("reading the API server's Service: %w", err)
-		}
-		cp, err := r.ControlPlanes.For(ctx, k, in, svc)
+		cp, err := r.controlPlane(ctx, k, in)
 		if err != nil {
 			return false, "", err
 		}
@@ -392,7 +399,27 @@ func (r *Reconciler) runPhase(ctx context.Context, k *operatorv1alpha1.Karmada, 
 	if len(waiting) > 0 {
 		return false, fmt.Sprintf("%s: %s", ph.name, strings.Join(waiting, "; ")), nil
 	}
+	if ph.aggregation {
+		cp, err := r.controlPlane(ctx, k, in)
+		if err != nil {
+			return false, "", err
+		}
+		done, msg, err := r.ensureAggregation(ctx, k, in, cp)
+		if err != nil || !done {
+			return false, fmt.Sprintf("%s: %s", ph.name, msg), err
+		}
+	}
 	return true, "", nil
+}
+
+// controlPlane is the client of the instance's API server, reached at its
+// Service.
+func (r *Reconciler) controlPlane(ctx context.Context, k *operatorv1alpha1.Karmada, in *inputs) (*controlPlane, error) {
+	svc := &corev1.Service{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: k.Namespace, Name: releaseName(k.Name, APIServer)}, svc); err != nil {
+		return nil, fmt.Errorf("reading the API server's Service: %w", err)
+	}
+	return r.ControlPlanes.For(ctx, k, in, svc)
 }
 
 // applyRelease installs or upgrades one component's release, and puts back

@@ -44,9 +44,6 @@ func unsupported(k *operatorv1alpha1.Karmada) []string {
 			add("spec.components.karmadaScheduler.featureGates."+g, "Flotilla's scheduler has no feature gates")
 		}
 	}
-	if c.KarmadaAggregatedAPIServer != nil {
-		add("spec.components.karmadaAggregatedAPIServer", "the operator does not install the aggregated API server yet: its control planes serve Clusters from the CRD, without the cluster proxy")
-	}
 	if c.KarmadaSearch != nil {
 		add("spec.components.karmadaSearch", "Flotilla has no search component")
 	}
@@ -66,6 +63,9 @@ func unsupported(k *operatorv1alpha1.Karmada) []string {
 	}
 	if w := c.KarmadaWebhook; w != nil && karmadaImage(w.ImageRepository) {
 		add("spec.components.karmadaWebhook.imageRepository", "a Karmada image; Flotilla's is used")
+	}
+	if a := c.KarmadaAggregatedAPIServer; a != nil && karmadaImage(a.ImageRepository) {
+		add("spec.components.karmadaAggregatedAPIServer.imageRepository", "a Karmada image; Flotilla's is used")
 	}
 	if d := c.KarmadaDescheduler; d != nil && karmadaImage(d.ImageRepository) {
 		add("spec.components.karmadaDescheduler.imageRepository", "a Karmada image; Flotilla's is used")

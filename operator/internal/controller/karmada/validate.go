@@ -82,6 +82,11 @@ func validateComponents(c *operatorv1alpha1.KarmadaComponents, comps *field.Path
 		errs = append(errs, validateSANs(path.Child("certSANs"), a.CertSANs)...)
 		errs = append(errs, validateExtraArgs(path.Child("extraArgs"), a.ExtraArgs)...)
 	}
+	if a := c.KarmadaAggregatedAPIServer; a != nil {
+		path := comps.Child("karmadaAggregatedAPIServer")
+		errs = append(errs, validateSANs(path.Child("certSANs"), a.CertSANs)...)
+		errs = append(errs, validateExtraArgs(path.Child("extraArgs"), a.ExtraArgs)...)
+	}
 	if m := c.KubeControllerManager; m != nil {
 		errs = append(errs, validateExtraArgs(comps.Child("kubeControllerManager", "extraArgs"), m.ExtraArgs)...)
 	}

@@ -76,13 +76,20 @@ func chartValues(k *operatorv1alpha1.Karmada, in *inputs, c Component) (map[stri
 		v["extraVolumes"] = toValue(a.ExtraVolumes)
 		v["extraVolumeMounts"] = toValue(a.ExtraVolumeMounts)
 		v["sidecarContainers"] = toValue(a.SidecarContainers)
-		if e := externalEtcd(k); e != nil {
-			v["etcd"] = map[string]any{"servers": toValue(e.Endpoints)}
-		} else {
-			v["etcd"] = map[string]any{"servers": []any{
-				fmt.Sprintf("https://%s.%s.svc.%s:2379", etcdClientServiceName(k.Name), k.Namespace, in.domain),
-			}}
+		v["etcd"] = map[string]any{"servers": etcdServers(k, in.domain)}
+	case AggregatedAPIServer:
+		a := operatorv1alpha1.KarmadaAggregatedAPIServer{}
+		if comps.KarmadaAggregatedAPIServer != nil {
+			a = *comps.KarmadaAggregatedAPIServer
 		}
+		common = a.CommonSettings
+		v["image"] = image(k, in, release.AggregatedAPIServer, common)
+		v["instanceName"] = k.Name
+		v["certSecret"] = certSecretName(k.Name, AggregatedAPIServer)
+		v["kubeconfigSecret"] = kubeconfigSecretName(k.Name, AggregatedAPIServer)
+		v["featureGates"] = toValue(a.FeatureGates)
+		v["extraArgs"] = toValue(a.ExtraArgs)
+		v["etcd"] = map[string]any{"servers": etcdServers(k, in.domain), "prefix": etcdPrefix(k)}
 	case KubeControllerManager:
 		m := operatorv1alpha1.KubeControllerManager{}
 		if comps.KubeControllerManager != nil {
@@ -145,6 +152,26 @@ func chartValues(k *operatorv1alpha1.Karmada, in *inputs, c Component) (map[stri
 	}
 	maps.Copy(v, commonValues(common))
 	return v, nil
+}
+
+// etcdServers are the client URLs of the instance's etcd: the user's
+// external endpoints, or the local etcd's client Service.
+func etcdServers(k *operatorv1alpha1.Karmada, domain string) any {
+	if e := externalEtcd(k); e != nil {
+		return toValue(e.Endpoints)
+	}
+	return []any{fmt.Sprintf("https://%s.%s.svc.%s:2379", etcdClientServiceName(k.Name), k.Namespace, domain)}
+}
+
+// etcdPrefix is the API server's --etcd-prefix: the aggregated API server
+// stores Clusters under the same one, where the Cluster CRD keeps them.
+func etcdPrefix(k *operatorv1alpha1.Karmada) string {
+	if c := k.Spec.Components; c != nil && c.KarmadaAPIServer != nil {
+		if p, ok := c.KarmadaAPIServer.ExtraArgs["etcd-prefix"]; ok && p != "" {
+			return p
+		}
+	}
+	return defaultEtcdPrefix
 }
 
 func image(k *operatorv1alpha1.Karmada, in *inputs, c release.Component, s operatorv1alpha1.CommonSettings) map[string]any {
