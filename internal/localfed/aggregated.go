@@ -32,6 +32,37 @@ type aggregatedServer struct {
 	done   chan error
 }
 
+// serveAggregated runs an in-process aggregated API server (run, until its
+// context ends) and registers it (register), returning once the control
+// plane finds it available; a server that stops while registering ends the
+// wait with its error. name is what the server is, in errors.
+func serveAggregated(ctx, runCtx context.Context, name string, run, register func(context.Context) error) (*aggregatedServer, error) {
+	runCtx, cancel := context.WithCancel(runCtx)
+	s := &aggregatedServer{name: name, cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- run(runCtx) }()
+	regCtx, stopReg := context.WithCancel(ctx)
+	defer stopReg()
+	go func() {
+		select {
+		case err := <-s.done:
+			s.done <- err
+			stopReg()
+		case <-regCtx.Done():
+		}
+	}()
+	if err := register(regCtx); err != nil {
+		select {
+		case runErr := <-s.done:
+			s.done <- runErr
+			err = errors.Join(err, fmt.Errorf("%s stopped: %w", s.what(), runErr))
+		default:
+		}
+		_ = s.stop()
+		return nil, fmt.Errorf("starting %s: %w", s.what(), err)
+	}
+	return s, nil
+}
+
 // startAggregatedAPIServer starts it and returns once the control plane
 // serves cluster.karmada.io from it. The Cluster CRD is installed before,
 // so every start also takes Clusters over from the CRD, as an upgrade does.
@@ -78,35 +109,16 @@ func (f *Federation) startAggregatedAPIServer(ctx context.Context, c *Cluster) (
 		aggregatedapp.ServiceName, serving.certPEM, serving.keyPEM); err != nil {
 		return nil, fmt.Errorf("the aggregated API server's certificate: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	s := &aggregatedServer{cancel: cancel, done: make(chan error, 1)}
-	go func() { s.done <- aggregatedapp.Run(runCtx, opts) }()
-	regCtx, stopReg := context.WithCancel(ctx)
-	defer stopReg()
-	go func() {
-		// A server that fails to start ends the registration's wait.
-		select {
-		case err := <-s.done:
-			s.done <- err
-			stopReg()
-		case <-regCtx.Done():
-		}
-	}()
-	err = aggregatedapp.Register(regCtx, c.Config, aggregatedapp.Registration{
+	reg := aggregatedapp.Registration{
 		Namespace:    NamespaceSystem,
 		ExternalName: "127.0.0.1",
 		Port:         int32(port), //nolint:gosec // a port
 		CABundle:     c.CAData,
-	})
+	}
+	s, err := serveAggregated(ctx, context.Background(), "", func(ctx context.Context) error { return aggregatedapp.Run(ctx, opts) },
+		func(ctx context.Context) error { return aggregatedapp.Register(ctx, c.Config, reg) })
 	if err != nil {
-		select {
-		case runErr := <-s.done:
-			s.done <- runErr
-			err = errors.Join(err, fmt.Errorf("the aggregated API server stopped: %w", runErr))
-		default:
-		}
-		_ = s.stop()
-		return nil, fmt.Errorf("starting the aggregated API server: %w", err)
+		return nil, err
 	}
 	log.FromContext(ctx).V(1).Info("Aggregated API server ready", "cluster", c.Name, "port", port)
 	return s, nil
@@ -122,13 +134,17 @@ func (s *aggregatedServer) stop() error {
 	err := <-s.done
 	s.done <- err
 	if err != nil {
-		name := s.name
-		if name == "" {
-			name = "aggregated API server"
-		}
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", s.what(), err)
 	}
 	return nil
+}
+
+// what names the server in errors.
+func (s *aggregatedServer) what() string {
+	if s.name == "" {
+		return "the aggregated API server"
+	}
+	return "the " + s.name
 }
 
 // StartAggregatedAPIServer makes the control plane serve

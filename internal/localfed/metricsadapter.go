@@ -60,35 +60,17 @@ func (f *Federation) startMetricsAdapter(ctx context.Context, c *Cluster) (*aggr
 		metricsadapterapp.ServiceName, serving.certPEM, serving.keyPEM); err != nil {
 		return nil, fmt.Errorf("the metrics adapter's certificate: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(log.IntoContext(context.Background(), log.FromContext(ctx).WithName(componentMetricsAdapter)))
-	s := &aggregatedServer{name: componentMetricsAdapter, cancel: cancel, done: make(chan error, 1)}
-	go func() { s.done <- metricsadapterapp.Run(runCtx, opts) }()
-	regCtx, stopReg := context.WithCancel(ctx)
-	defer stopReg()
-	go func() {
-		// An adapter that fails to start ends the registration's wait.
-		select {
-		case err := <-s.done:
-			s.done <- err
-			stopReg()
-		case <-regCtx.Done():
-		}
-	}()
-	err = metricsadapterapp.Register(regCtx, c.Config, metricsadapterapp.Registration{
+	reg := metricsadapterapp.Registration{
 		Namespace:    NamespaceSystem,
 		ExternalName: "127.0.0.1",
 		Port:         int32(port), //nolint:gosec // a port
 		CABundle:     c.CAData,
-	})
+	}
+	s, err := serveAggregated(ctx, log.IntoContext(context.Background(), log.FromContext(ctx).WithName(componentMetricsAdapter)), componentMetricsAdapter,
+		func(ctx context.Context) error { return metricsadapterapp.Run(ctx, opts) },
+		func(ctx context.Context) error { return metricsadapterapp.Register(ctx, c.Config, reg) })
 	if err != nil {
-		select {
-		case runErr := <-s.done:
-			s.done <- runErr
-			err = errors.Join(err, fmt.Errorf("the metrics adapter stopped: %w", runErr))
-		default:
-		}
-		_ = s.stop()
-		return nil, fmt.Errorf("starting the metrics adapter: %w", err)
+		return nil, err
 	}
 	log.FromContext(ctx).V(1).Info("Metrics adapter ready", "cluster", c.Name, "port", port)
 	return s, nil
