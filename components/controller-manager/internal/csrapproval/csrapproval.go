@@ -130,8 +130,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	cluster, _ := agentaccess.ClusterOfUser(request.Subject.CommonName)
-	if err := agentaccess.Grant(ctx, r.Direct, cluster); err != nil {
-		return ctrl.Result{}, fmt.Errorf("granting the agent of %s its rights: %w", cluster, err)
+	// The rights come with the first certificate only. An agent renewing
+	// its own has them, or had them revoked by unregister while its request
+	// was on its way: granting them then would bring back what unregister
+	// removed.
+	if subresource == subresourceAgent {
+		if err := agentaccess.Grant(ctx, r.Direct, cluster); err != nil {
+			return ctrl.Result{}, fmt.Errorf("granting the agent of %s its rights: %w", cluster, err)
+		}
 	}
 	log.Info("Approving agent CSR", "cluster", cluster)
 	return ctrl.Result{}, r.decide(ctx, csr, certificatesv1.CertificateApproved, ReasonAutoApproved,

@@ -175,6 +175,33 @@ func TestApprovesOnlyAgentRequests(t *testing.T) {
 			})
 		})
 	}
+
+	// An agent's renewal reconciled after unregister revoked its rights must
+	// not bring them back.
+	agent := as(t, cfg, agentaccess.User("pull1"), agentaccess.Group)
+	renewal := &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: "csr-renewal-after-revoke"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request: request(t, agentaccess.User("pull1"), []string{agentaccess.Group}), SignerName: agentaccess.SignerName, Usages: agentUsages,
+		},
+	}
+	controllertest.WaitFor(t, "renewal CSR created", func(ctx context.Context) (bool, error) {
+		_, err := agent.CertificatesV1().CertificateSigningRequests().Create(ctx, renewal, metav1.CreateOptions{})
+		if apierrors.IsForbidden(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err := agentaccess.Revoke(ctx, direct, "pull1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(renewal)}); err != nil {
+		t.Fatal(err)
+	}
+	err = direct.Get(ctx, client.ObjectKey{Name: agentaccess.User("pull1")}, &rbacv1.ClusterRoleBinding{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the agent's ClusterRoleBinding after a renewal following its revocation: %v, want it gone", err)
+	}
 }
 
 func TestValidate(t *testing.T) {
