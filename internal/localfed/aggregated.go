@@ -32,6 +32,29 @@ type aggregatedServer struct {
 	done   chan error
 }
 
+// prepareAggregated gives an in-process aggregated server of the control
+// plane a port on 127.0.0.1, a serving certificate of the control plane's CA
+// for it and for its Service in karmada-system, and a kubeconfig.
+func (f *Federation) prepareAggregated(c *Cluster, component, service string) (int, keyPair, string, error) {
+	port, err := f.ports.next()
+	if err != nil {
+		return 0, keyPair{}, "", err
+	}
+	serving, err := c.ca.issue(certRequest{
+		commonName: service,
+		server:     true,
+		ips:        []net.IP{net.IPv4(127, 0, 0, 1)},
+		dnsNames:   []string{"localhost", service + "." + NamespaceSystem + ".svc"},
+	})
+	if err != nil {
+		return 0, keyPair{}, "", err
+	}
+	if err := c.writeComponentKubeconfigs(component); err != nil {
+		return 0, keyPair{}, "", err
+	}
+	return port, serving, c.componentKubeconfig(component), nil
+}
+
 // serveAggregated runs an in-process aggregated API server (run, until its
 // context ends) and registers it (register), returning once the control
 // plane finds it available; a server that stops while registering ends the
@@ -67,23 +90,10 @@ func serveAggregated(ctx, runCtx context.Context, name string, run, register fun
 // serves cluster.karmada.io from it. The Cluster CRD is installed before,
 // so every start also takes Clusters over from the CRD, as an upgrade does.
 func (f *Federation) startAggregatedAPIServer(ctx context.Context, c *Cluster) (*aggregatedServer, error) {
-	port, err := f.ports.next()
+	port, serving, kubeconfig, err := f.prepareAggregated(c, componentAggregated, aggregatedapp.ServiceName)
 	if err != nil {
 		return nil, err
 	}
-	serving, err := c.ca.issue(certRequest{
-		commonName: aggregatedapp.ServiceName,
-		server:     true,
-		ips:        []net.IP{net.IPv4(127, 0, 0, 1)},
-		dnsNames:   []string{"localhost", aggregatedapp.ServiceName + "." + NamespaceSystem + ".svc"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := c.writeComponentKubeconfigs(componentAggregated); err != nil {
-		return nil, err
-	}
-	kubeconfig := c.componentKubeconfig(componentAggregated)
 	opts, err := aggregatedapp.NewOptions()
 	if err != nil {
 		return nil, err

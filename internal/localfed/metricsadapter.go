@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"time"
 
@@ -25,23 +24,10 @@ const componentMetricsAdapter = "metrics-adapter"
 // registered by APIServices whose Service is an ExternalName of 127.0.0.1.
 // It returns once the control plane finds the APIServices available.
 func (f *Federation) startMetricsAdapter(ctx context.Context, c *Cluster) (*aggregatedServer, error) {
-	port, err := f.ports.next()
+	port, serving, kubeconfig, err := f.prepareAggregated(c, componentMetricsAdapter, metricsadapterapp.ServiceName)
 	if err != nil {
 		return nil, err
 	}
-	serving, err := c.ca.issue(certRequest{
-		commonName: metricsadapterapp.ServiceName,
-		server:     true,
-		ips:        []net.IP{net.IPv4(127, 0, 0, 1)},
-		dnsNames:   []string{"localhost", metricsadapterapp.ServiceName + "." + NamespaceSystem + ".svc"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := c.writeComponentKubeconfigs(componentMetricsAdapter); err != nil {
-		return nil, err
-	}
-	kubeconfig := c.componentKubeconfig(componentMetricsAdapter)
 	opts := metricsadapterapp.NewOptions()
 	fs := pflag.NewFlagSet(componentMetricsAdapter, pflag.ContinueOnError)
 	opts.AddFlags(fs)

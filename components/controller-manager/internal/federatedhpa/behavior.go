@@ -134,48 +134,37 @@ func changeInPeriod(events []scaleEvent, period time.Duration, now time.Time) in
 // scaleUpLimit is the most replicas the policies of rules allow now: each
 // policy counts from the replicas at the start of its period.
 func scaleUpLimit(current int32, ups, downs []scaleEvent, rules *autoscalingv2.HPAScalingRules, now time.Time) int32 {
+	return policyLimit(current, ups, downs, rules, now, 1)
+}
+
+// scaleDownLimit is the fewest replicas the policies of rules allow now.
+func scaleDownLimit(current int32, ups, downs []scaleEvent, rules *autoscalingv2.HPAScalingRules, now time.Time) int32 {
+	return policyLimit(current, ups, downs, rules, now, -1)
+}
+
+// policyLimit is the replica count the policies of rules allow now in
+// direction (1 up, -1 down). Max picks the biggest change, the highest
+// count up and the lowest down; Min the smallest.
+func policyLimit(current int32, ups, downs []scaleEvent, rules *autoscalingv2.HPAScalingRules, now time.Time, direction int32) int32 {
 	sel := ptr.Deref(rules.SelectPolicy, autoscalingv2.MaxChangePolicySelect)
 	if sel == autoscalingv2.DisabledPolicySelect {
 		return current
 	}
+	biggest := sel != autoscalingv2.MinChangePolicySelect
 	result, pick := int32(math.MinInt32), func(a, b int32) int32 { return max(a, b) }
-	if sel == autoscalingv2.MinChangePolicySelect {
+	if biggest != (direction > 0) {
 		result, pick = math.MaxInt32, func(a, b int32) int32 { return min(a, b) }
 	}
 	for _, p := range rules.Policies {
 		period := time.Duration(p.PeriodSeconds) * time.Second
 		start := current - changeInPeriod(ups, period, now) - changeInPeriod(downs, period, now)
 		var proposed int32
-		switch p.Type {
-		case autoscalingv2.PodsScalingPolicy:
-			proposed = start + p.Value
-		case autoscalingv2.PercentScalingPolicy:
+		switch {
+		case p.Type == autoscalingv2.PodsScalingPolicy:
+			proposed = start + direction*p.Value
+		case p.Type == autoscalingv2.PercentScalingPolicy && direction > 0:
 			proposed = int32(math.Ceil(float64(start) * (1 + float64(p.Value)/100)))
-		}
-		result = pick(result, proposed)
-	}
-	return result
-}
-
-// scaleDownLimit is the fewest replicas the policies of rules allow now.
-func scaleDownLimit(current int32, ups, downs []scaleEvent, rules *autoscalingv2.HPAScalingRules, now time.Time) int32 {
-	sel := ptr.Deref(rules.SelectPolicy, autoscalingv2.MaxChangePolicySelect)
-	if sel == autoscalingv2.DisabledPolicySelect {
-		return current
-	}
-	// The biggest change is the lowest count.
-	result, pick := int32(math.MaxInt32), func(a, b int32) int32 { return min(a, b) }
-	if sel == autoscalingv2.MinChangePolicySelect {
-		result, pick = math.MinInt32, func(a, b int32) int32 { return max(a, b) }
-	}
-	for _, p := range rules.Policies {
-		period := time.Duration(p.PeriodSeconds) * time.Second
-		start := current - changeInPeriod(ups, period, now) - changeInPeriod(downs, period, now)
-		var proposed int32
-		switch p.Type {
-		case autoscalingv2.PodsScalingPolicy:
-			proposed = start - p.Value
-		case autoscalingv2.PercentScalingPolicy:
+		case p.Type == autoscalingv2.PercentScalingPolicy:
 			proposed = int32(float64(start) * (1 - float64(p.Value)/100))
 		}
 		result = pick(result, proposed)
