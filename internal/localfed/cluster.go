@@ -80,6 +80,11 @@ func componentIdentity(component string) (certRequest, bool) {
 		// authorization, and runs admission with the control plane's
 		// webhook configurations: cluster-admin in the local federation.
 		return certRequest{commonName: "system:" + componentAggregated, organizations: []string{groupSystemMaster}}, true
+	case componentWebhook:
+		// It reads what it validates against (Clusters, quotas, interpreter
+		// customizations) across namespaces: cluster-admin in the local
+		// federation, as the in-process webhook is.
+		return certRequest{commonName: "system:karmada-webhook", organizations: []string{groupSystemMaster}}, true
 	case componentMetricsAdapter:
 		// It reads Clusters and their Secrets and delegates authentication
 		// and authorization: cluster-admin in the local federation.

@@ -108,9 +108,14 @@ type Options struct {
 	// StartTimeout bounds Start on top of its context. Default: 2m.
 	StartTimeout time.Duration
 
-	// WebhookArgs are extra flags of the in-process webhook, e.g.
+	// WebhookArgs are extra flags of the webhook, e.g.
 	// --allow-no-execute-taint-policy=true.
 	WebhookArgs []string
+
+	// WebhookBinary, when set, runs the webhook as a process of its own from
+	// this binary (components/webhook/cmd) instead of in this process, so
+	// that its CPU time can be told apart (Processes lists it).
+	WebhookBinary string
 }
 
 // NodeOptions describes the kwok nodes of each member.

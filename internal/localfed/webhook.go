@@ -34,6 +34,9 @@ type webhookServer struct {
 	cancel context.CancelFunc
 	done   chan error
 	log    *os.File
+	// process is the webhook's own process when Options.WebhookBinary is
+	// set; the supervisor stops it.
+	process *process
 }
 
 // startWebhook starts the webhook of c, registers it, and returns once the
@@ -64,6 +67,9 @@ func (f *Federation) startWebhook(ctx context.Context, c *Cluster) (*webhookServ
 	args := append([]string{"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
 		"--cert-dir=" + certDir, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--graceful-shutdown-timeout=5s"},
 		f.opts.WebhookArgs...)
+	if f.opts.WebhookBinary != "" {
+		return f.startWebhookProcess(ctx, c, port, args)
+	}
 	opts, err := webhookapp.ParseOptions(args...)
 	if err != nil {
 		return nil, err
@@ -87,6 +93,41 @@ func (f *Federation) startWebhook(ctx context.Context, c *Cluster) (*webhookServ
 		return nil, fmt.Errorf("starting the webhook (log: %s): %w", logFile.Name(), err)
 	}
 	log.FromContext(ctx).V(1).Info("Webhook ready", "cluster", c.Name, "url", w.url)
+	return w, nil
+}
+
+// startWebhookProcess runs the webhook from Options.WebhookBinary with the
+// flags the in-process one takes, and registers it the same way.
+func (f *Federation) startWebhookProcess(ctx context.Context, c *Cluster, port int, args []string) (*webhookServer, error) {
+	if _, err := webhookapp.ParseOptions(args...); err != nil {
+		return nil, err
+	}
+	if err := c.writeComponentKubeconfigs(componentWebhook); err != nil {
+		return nil, err
+	}
+	proc, err := f.sup.start(ctx, processSpec{
+		cluster:   c.Name,
+		component: componentWebhook,
+		binary:    f.opts.WebhookBinary,
+		args:      append(args, "--kubeconfig="+c.componentKubeconfig(componentWebhook)),
+		tier:      tierClient,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The supervisor stops it with the other clients of the API server; the
+	// webhook's own stop only waits for that to have been asked.
+	w := &webhookServer{url: fmt.Sprintf("https://127.0.0.1:%d", port), cancel: func() {}, done: make(chan error, 1)}
+	go func() {
+		<-proc.exited
+		// Not exitError: the supervisor reports an early exit at Close.
+		w.done <- fmt.Errorf("%s exited; see %s", proc, proc.logPath)
+	}()
+	w.process = proc
+	if err := w.register(ctx, c); err != nil {
+		return nil, fmt.Errorf("starting the webhook (log: %s): %w", proc.logPath, err)
+	}
+	log.FromContext(ctx).V(1).Info("Webhook ready", "cluster", c.Name, "url", w.url, "pid", proc.pid())
 	return w, nil
 }
 
@@ -158,10 +199,12 @@ func (w *webhookServer) waitFor(ctx context.Context, what string, cond func(cont
 	}
 }
 
-// stop stops the webhook, letting requests in flight finish, and reports
-// whether it had failed. Stopping nil does nothing.
+// stop stops the in-process webhook, letting requests in flight finish, and
+// reports whether it had failed. Stopping nil does nothing, and so does
+// stopping a webhook process, which the supervisor stops with the API
+// server's other clients.
 func (w *webhookServer) stop() error {
-	if w == nil {
+	if w == nil || w.process != nil {
 		return nil
 	}
 	w.cancel()

@@ -35,9 +35,24 @@ var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELE
 func scrapeWrites(ctx context.Context, kube kubernetes.Interface) (writeCounts, error) {
 	body, err := kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the control plane's /metrics: %w", err)
+		return nil, fmt.Errorf("reading the API server's /metrics: %w", err)
 	}
 	return parseWrites(string(body)), nil
+}
+
+// scrapeMemberWrites sums the members' request counts.
+func (e *env) scrapeMemberWrites(ctx context.Context) (writeCounts, error) {
+	sum := writeCounts{}
+	for _, m := range e.members {
+		counts, err := scrapeWrites(ctx, m.kube)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		for k, v := range counts {
+			sum[k] += v
+		}
+	}
+	return sum, nil
 }
 
 // parseWrites sums apiserver_request_total over status codes, leaving out

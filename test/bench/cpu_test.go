@@ -22,6 +22,7 @@ const (
 	roleMemberOthers     = "member-schedulers-kwok"
 	roleControllerMgr    = "controller-manager"
 	roleScheduler        = "scheduler"
+	roleWebhook          = "webhook"
 )
 
 // roleOf names the role of one of the federation's processes. etcd is one
@@ -39,6 +40,8 @@ func roleOf(p localfed.Process) string {
 		return roleMemberAPIServers
 	case p.Component == "kube-controller-manager":
 		return roleMemberKCMs
+	case p.Component == "webhook":
+		return roleWebhook
 	}
 	return roleMemberOthers
 }

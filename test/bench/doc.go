@@ -3,7 +3,8 @@
 // scheduled replicas out. It reports throughput, latency from template
 // creation to the member object, and the CPU seconds and peak memory of the
 // controller-manager and the scheduler, which run as their own processes
-// (built from components/*/cmd) so that /proc tells them apart.
+// (built from components/*/cmd) so that /proc tells them apart; so does the
+// webhook.
 //
 // Run every size, one iteration each (a scenario takes seconds to minutes,
 // so b.N is 1):
@@ -17,7 +18,7 @@
 // every process of the federation by role (the control plane's and the
 // members' kube-apiservers, etcd, which all clusters share, the
 // kube-controller-managers, the members' kube-schedulers and kwok, the
-// controller-manager and the scheduler), each in ms/template and summed
+// controller-manager, the scheduler and the webhook), each in ms/template and summed
 // (cpu-ms/template), and the same for the cleanup: how long deleting every
 // template takes until it is gone from the control plane and the members
 // (delete-s) and the CPU that costs (delete-cpu-ms/template).
@@ -26,8 +27,12 @@
 // no write for 3 s after the last arrival (settle-s): status aggregation and
 // events, which have a write rate of their own, follow the arrivals.
 //
-// -v shows each case's tables of control-plane requests and of CPU per
-// template (the benchmark log is cut to a few lines otherwise). One case:
+// -v shows each case's tables of control-plane requests, of the members'
+// requests and of CPU per template (the benchmark log is cut to a few lines
+// otherwise). -args -bench.cp-apiserver-args adds flags to the control
+// plane's kube-apiserver, e.g. an audit policy and log
+// (--audit-policy-file=... --audit-log-path=...) to see which component
+// makes which request. One case:
 // -bench 'BenchmarkPropagation/Divided/1000'; other sizes: -args
 // -bench.sizes=300. Extra flags for the components, e.g. to compare settings
 // back to back:

@@ -33,6 +33,7 @@ import (
 var (
 	cmArgs    = flag.String("bench.cm-args", "", "Extra flags for the controller-manager, space-separated.")
 	schedArgs = flag.String("bench.sched-args", "", "Extra flags for the scheduler, space-separated.")
+	cpArgs    = flag.String("bench.cp-apiserver-args", "", `Extra flags for the control plane's kube-apiserver, space-separated, e.g. "--audit-policy-file=policy.yaml --audit-log-path=audit.log" to see who writes what.`)
 	cmEnv     = flag.String("bench.cm-env", "", `Extra environment of the controller-manager, space-separated, e.g. "GOMEMLIMIT=270MiB", what --memory-limit-ratio sets in a container limited to 300 MiB.`)
 	cmMemory  = flag.String("bench.cm-memory-limit", "", `Run the controller-manager in a memory cgroup of its own with this limit, e.g. "300Mi", as a container with a memory limit; needs root. Going over the limit kills it and fails the run.`)
 	sizes     = flag.String("bench.sizes", "1000,5000", "Template counts of BenchmarkPropagation's cases, comma-separated.")
@@ -128,13 +129,17 @@ func setUp(ctx context.Context, workDir string) (*env, func() error, error) {
 		fmt.Fprintf(os.Stderr, "%d of 3 members in Pull mode, agents with %q\n", *pull, *agentArgs)
 	}
 	fed, err := localfed.Start(ctx, localfed.Options{
-		Members:              3 - *pull,
-		PullMembers:          *pull,
-		AgentArgs:            strings.Fields(*agentArgs),
-		APIServerOnlyMembers: true,
-		Profiling:            profiling(),
-		WorkDir:              filepath.Join(workDir, "federation"),
-		StartTimeout:         5 * time.Minute,
+		Members:                   3 - *pull,
+		PullMembers:               *pull,
+		AgentArgs:                 strings.Fields(*agentArgs),
+		APIServerOnlyMembers:      true,
+		Profiling:                 profiling(),
+		ControlPlaneAPIServerArgs: strings.Fields(*cpArgs),
+		WorkDir:                   filepath.Join(workDir, "federation"),
+		StartTimeout:              5 * time.Minute,
+		// Its own process, so that its CPU is counted, as the deployed
+		// karmada-webhook's is.
+		WebhookBinary: filepath.Join(binDir, "webhook"),
 	})
 	if err != nil {
 		return nil, stop, err
@@ -190,7 +195,7 @@ func setUp(ctx context.Context, workDir string) (*env, func() error, error) {
 	return e, stop, nil
 }
 
-// buildComponents builds the controller-manager and the scheduler from this
+// buildComponents builds the controller-manager, the scheduler and the webhook from this
 // checkout, as a release would run them.
 func buildComponents(ctx context.Context, binDir string) error {
 	root, err := moduleRoot()
@@ -200,6 +205,7 @@ func buildComponents(ctx context.Context, binDir string) error {
 	for name, pkg := range map[string]string{
 		"controller-manager": "./components/controller-manager/cmd",
 		"scheduler":          "./components/scheduler/cmd",
+		"webhook":            "./components/webhook/cmd",
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, name), pkg)
 		cmd.Dir = root

@@ -168,6 +168,7 @@ func (r result) summary() string {
 	return fmt.Sprintf("%d templates, %d member objects in %v: %.1f templates/s; latency p50 %v p99 %v\n"+
 		"controller-manager %.1f CPU s, peak %.0f MB; scheduler %.1f CPU s, peak %.0f MB (peaks %s); control-plane kube-apiserver %.1f CPU s\n"+
 		"control-plane requests until they settled %v after the last arrival, watches aside (%.0f writes, %.1f per template, %.1f without events):\n%s"+
+		"members' requests meanwhile, summed over members, watches aside:\n%s"+
 		"CPU of every process until then:\n%s"+
 		"deleting them all took %v; CPU meanwhile:\n%s"+
 		"control-plane requests while deleting (%.0f writes, %.1f per template):\n%s",
@@ -176,6 +177,6 @@ func (r result) summary() string {
 		r.cm.cpu.Seconds(), float64(r.cm.peakRSS)/mb, r.sched.cpu.Seconds(), float64(r.sched.peakRSS)/mb, peaks,
 		r.apiserver.cpu.Seconds(), r.settled.Round(100*time.Millisecond), r.writes.total(), r.writes.total()/float64(r.templates),
 		r.writes.withoutEvents().total()/float64(r.templates), r.writes.table(r.templates),
-		r.cpu.table(r.templates), r.deleteElapsed.Round(time.Millisecond), r.deleteCPU.table(r.templates),
+		r.memberWrites.withoutLeases().table(r.templates), r.cpu.table(r.templates), r.deleteElapsed.Round(time.Millisecond), r.deleteCPU.table(r.templates),
 		r.deleteWrites.total(), r.deleteWrites.total()/float64(r.templates), r.deleteWrites.table(r.templates))
 }

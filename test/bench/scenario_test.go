@@ -67,6 +67,8 @@ type result struct {
 	// lifetime's.
 	peakReset bool
 	writes    writeCounts
+	// memberWrites are the members' requests, summed over members.
+	memberWrites writeCounts
 	// cpu is every process's CPU time during the run, by role.
 	cpu cpuByRole
 	// deleteElapsed and deleteCPU are the cleanup's: from deleting the
@@ -118,6 +120,10 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	memberWritesBefore, err := e.scrapeMemberWrites(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
 
 	timer(true)
 	began := time.Now()
@@ -151,7 +157,12 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	memberWritesAfter, err := e.scrapeMemberWrites(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	r := result{
+		memberWrites:  memberWritesAfter.minus(memberWritesBefore),
 		settled:       settled,
 		templates:     s.templates,
 		memberObjects: s.templates * len(e.members),

@@ -3,6 +3,10 @@
 // Flotilla's busiest CRDs (ResourceBinding, Work, PropagationPolicy) against
 // a ConfigMap of the same size, in each wire encoding the server takes
 // (JSON; protobuf for the ConfigMap; CBOR where the server enables it).
+// A Deployment as a Work's manifest reaches a member is written both by
+// POST/PUT and by server-side apply (apply-create, apply-update), the way
+// the execution controller writes it, to weigh what apply costs the
+// member's API server.
 //
 // Each case runs for a fixed time with a fixed number of concurrent
 // clients, as fast as the server answers, on a control plane of its own

@@ -24,6 +24,9 @@ type kind struct {
 	// statusPatch is the n-th merge patch of the status subresource; nil
 	// when the kind has none.
 	statusPatch func(n int) []byte
+	// apply adds server-side apply's create and update to the operations:
+	// the execution controller writes member objects that way.
+	apply bool
 }
 
 var (
@@ -31,6 +34,7 @@ var (
 	workGVR    = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha1", Resource: "works"}
 	policyGVR  = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "propagationpolicies"}
 	configGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	deployGVR  = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
 
 var members = []string{"member1", "member2", "member3"}
@@ -217,6 +221,25 @@ func policyKind() kind {
 	}
 }
 
+// memberDeploymentKind is a Work's manifest as a member receives it: the
+// same object written by POST and PUT or by server-side apply, to weigh what
+// apply's field tracking costs the member's API server.
+func memberDeploymentKind() kind {
+	gvk := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	return kind{
+		name: "Deployment", gvr: deployGVR, gvk: gvk, apply: true,
+		object: func(ns string, i int) *unstructured.Unstructured {
+			name := fmt.Sprintf("app-%06d", i)
+			u := &unstructured.Unstructured{Object: deploymentManifest(ns, name, "karmada-es-member1", name+"-6c9f8d7b5", 1)}
+			u.SetGroupVersionKind(gvk)
+			return u
+		},
+		change: func(obj *unstructured.Unstructured, n int) {
+			_ = unstructured.SetNestedField(obj.Object, int64(1+n%5), "spec", "replicas")
+		},
+	}
+}
+
 // configMapTwin is a ConfigMap whose JSON is as long as twin's objects, and
 // whose data patches are as long as twin's status patches: the cheapest
 // object of that size, to compare with.
@@ -272,5 +295,5 @@ func kinds() []kind {
 	for _, k := range []kind{bindingKind(), workKind(), policyKind()} {
 		out = append(out, k, configMapTwin(k))
 	}
-	return out
+	return append(out, memberDeploymentKind())
 }

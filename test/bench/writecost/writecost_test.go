@@ -104,6 +104,10 @@ const (
 	opCreate op = "create"
 	opUpdate op = "update"
 	opStatus op = "status-patch"
+	// opApplyCreate and opApplyUpdate are server-side apply (forced, one
+	// field manager) of new objects and of changed ones.
+	opApplyCreate op = "apply-create"
+	opApplyUpdate op = "apply-update"
 )
 
 // measurement is one operation of one case.
@@ -281,7 +285,48 @@ func (p *plane) runCase(ctx context.Context, tb testing.TB, name string, k kind,
 		}
 		out = append(out, p.measure(ctx, tb, name, opStatus, status))
 	}
+	if k.apply {
+		out = append(out, p.measureApply(ctx, tb, name, k)...)
+	}
 	return out
+}
+
+// measureApply creates objects by server-side apply, then applies changes
+// to them, each client to its own objects.
+func (p *plane) measureApply(ctx context.Context, tb testing.TB, name string, k kind) []measurement {
+	tb.Helper()
+	ns := "wc-" + strings.ToLower(strings.NewReplacer("~", "-", "/", "-").Replace(name)) + "-apply"
+	if _, err := p.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		tb.Fatalf("creating namespace %s: %v", ns, err)
+	}
+	defer p.deleteNamespace(ctx, tb, ns)
+	apply := func(ctx context.Context, obj *unstructured.Unstructured) (int, error) {
+		body := mustJSON(obj.Object)
+		_, err := p.rest.Patch("application/apply-patch+yaml").AbsPath(collectionPath(k, ns), obj.GetName()).
+			Param("fieldManager", "execution-controller").Param("force", "true").
+			SetHeader("Accept", "application/json").Body(body).DoRaw(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("applying %s %s: %w", k.name, obj.GetName(), err)
+		}
+		return len(body), nil
+	}
+	var next atomic.Int64
+	create := func(ctx context.Context, _ int) (int, error) {
+		return apply(ctx, k.object(ns, int(next.Add(1)-1)))
+	}
+	out := []measurement{p.measure(ctx, tb, name, opApplyCreate, create)}
+	total := int(next.Load())
+	if total < *clients {
+		tb.Fatalf("%s: only %d objects applied", name, total)
+	}
+	rounds := make([]atomic.Int64, *clients)
+	update := func(ctx context.Context, client int) (int, error) {
+		n := int(rounds[client].Add(1) - 1)
+		obj := k.object(ns, client+(n*(*clients))%(total-total%*clients))
+		k.change(obj, n+1)
+		return apply(ctx, obj)
+	}
+	return append(out, p.measure(ctx, tb, name, opApplyUpdate, update))
 }
 
 // measure runs do from every client until the duration is over and reads
