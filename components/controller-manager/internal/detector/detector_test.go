@@ -405,6 +405,51 @@ func TestDeletedOrNarrowedPolicyReleasesTemplates(t *testing.T) {
 	}
 }
 
+func TestPolicyDeletedWithItsNamespaceLeavesTemplatesClaimed(t *testing.T) {
+	needServer(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	pp := newPP(ns, "web", selectDeployment("web"))
+	create(t, pp)
+	id := permanentID(t, pp)
+	web := newDeployment(ns, "web", 1, nil)
+	create(t, web)
+	claimedBy(t, web, ppClaim(pp, id))
+	waitRB(t, ns, "web-deployment", "is claimed", func(rb *workv1alpha2.ResourceBinding) bool {
+		return rb.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == id
+	})
+
+	// No namespace controller runs here: the namespace stays Terminating
+	// with everything in it, as while kube-controller-manager works
+	// through it, here having deleted the policy first.
+	if err := testClient.Delete(ctx, namespaceObj(ns)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the detector sees namespace "+ns+" terminating", func(ctx context.Context) (bool, error) {
+		var got corev1.Namespace
+		err := testDetector.client.Get(ctx, client.ObjectKey{Name: ns}, &got)
+		return err == nil && got.DeletionTimestamp != nil, err
+	})
+	if err := testClient.Delete(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the policy is gone from the detector's cache", func(ctx context.Context) (bool, error) {
+		err := testDetector.client.Get(ctx, client.ObjectKeyFromObject(pp), &policyv1alpha1.PropagationPolicy{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err := resync(t, deploymentKey(web)); err != nil {
+		t.Fatalf("reconciling the template: %v", err)
+	}
+	claimedBy(t, web, ppClaim(pp, id))
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-deployment"}, rb); err != nil {
+		t.Fatal(err)
+	}
+	if rb.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != id {
+		t.Errorf("the binding was released on its way out: %v", rb.Labels)
+	}
+}
+
 func TestLazyActivation(t *testing.T) {
 	needServer(t)
 	ns := newNamespace(t)

@@ -98,6 +98,14 @@ func (d *Detector) syncTemplate(ctx context.Context, res resourceType, tmpl *uns
 		if !hasClaimMetadata(t.Labels, annotations) {
 			return nil
 		}
+		if going, err := d.namespaceGoing(ctx, t.Namespace); err != nil || going {
+			// Deleting a namespace deletes its policies and templates in no
+			// set order. A template whose policy went first goes next, and
+			// its binding with it: releasing them would rewrite the
+			// template, the binding, its Works and every member object on
+			// their way out.
+			return err
+		}
 		return d.release(ctx, res, tmpl, t.Labels, annotations)
 	}
 	p := find(decision.Policy, pps, cpps)
@@ -267,6 +275,22 @@ func describe(c claim) string {
 		return "ClusterPropagationPolicy " + c.Name
 	}
 	return "PropagationPolicy " + c.Namespace + "/" + c.Name
+}
+
+// namespaceGoing reports whether namespace is being deleted. One missing
+// from the cache is taken as live: its template exists, the cache lags.
+func (d *Detector) namespaceGoing(ctx context.Context, namespace string) (bool, error) {
+	if namespace == "" {
+		return false, nil
+	}
+	var ns corev1.Namespace
+	if err := d.client.Get(ctx, client.ObjectKey{Name: namespace}, &ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	return ns.DeletionTimestamp != nil, nil
 }
 
 // release removes the claim of a template no policy selects any more, from
