@@ -68,9 +68,10 @@ var (
 // actionSync is the events' action (events.k8s.io/v1 requires one).
 const actionSync = "SyncImpersonationConfig"
 
-// namespaceRetry is how soon a Cluster whose execution namespace the
-// cluster controller has not made yet is tried again.
-const namespaceRetry = time.Second
+// retrySoon is how soon a Cluster is tried again when its execution
+// namespace is not there yet (the cluster controller makes it) or a write
+// lost a race.
+const retrySoon = time.Second
 
 // Reconciler keeps each Cluster's impersonation Works. Set the fields,
 // then call SetupWithManager.
@@ -199,12 +200,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		wrote, err := r.ensureWork(ctx, cluster, m)
 		if apierrors.IsNotFound(err) {
 			log.V(1).Info("Execution namespace missing; waiting for it", "namespace", names.ExecutionSpace(cluster.Name))
-			return ctrl.Result{RequeueAfter: namespaceRetry}, nil
+			return ctrl.Result{RequeueAfter: retrySoon}, nil
 		}
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			// Lost a race with another writer; the next pass starts from
 			// what the cache has then.
-			return ctrl.Result{RequeueAfter: namespaceRetry}, nil
+			return ctrl.Result{RequeueAfter: retrySoon}, nil
 		}
 		if err != nil {
 			r.Recorder.Eventf(cluster, nil, corev1.EventTypeWarning, flotillaevents.ReasonSyncImpersonationConfigFailed, actionSync,
