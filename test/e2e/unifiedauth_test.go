@@ -125,10 +125,13 @@ func TestUnifiedAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "member1's impersonator refusing the user again", func(ctx context.Context) (bool, error) {
-		err := impersonating(ctx, "member1")
-		if err == nil {
+		switch err := impersonating(ctx, "member1"); {
+		case err == nil:
 			return false, errors.New("still impersonable")
+		case refused(err):
+			return true, nil
+		default:
+			return false, err
 		}
-		return refused(err), err
 	})
 }
