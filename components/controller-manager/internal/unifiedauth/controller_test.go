@@ -60,14 +60,14 @@ func TestController(t *testing.T) {
 	controllertest.Start(t, server.Config, func(mgr ctrl.Manager, _ *controllertest.Env) error {
 		return (&unifiedauth.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(unifiedauth.ControllerName)}).SetupWithManager(mgr)
 	})
-	newCluster := func(name string, impersonator bool) {
+	newCluster := func(name string, mode clusterv1alpha1.ClusterSyncMode, impersonator bool) {
 		t.Helper()
 		if err := cp.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionSpace(name)}}); err != nil {
 			t.Fatal(err)
 		}
 		c := &clusterv1alpha1.Cluster{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec:       clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push, APIEndpoint: "https://127.0.0.1:1"},
+			Spec:       clusterv1alpha1.ClusterSpec{SyncMode: mode, APIEndpoint: "https://127.0.0.1:1"},
 		}
 		if impersonator {
 			c.Spec.ImpersonatorSecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: name + "-impersonator"}
@@ -76,9 +76,12 @@ func TestController(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	newCluster("member1", true)
-	newCluster("member2", true)
-	newCluster("pull-less", false)
+	newCluster("member1", clusterv1alpha1.Push, true)
+	newCluster("member2", clusterv1alpha1.Push, true)
+	// A Pull member whose agent reports its impersonator is served alike:
+	// its agent applies the Works.
+	newCluster("pull1", clusterv1alpha1.Pull, true)
+	newCluster("no-impersonator", clusterv1alpha1.Push, false)
 
 	// impersonable reads the users of the ClusterRole member's Work carries.
 	impersonable := func(ctx context.Context, member string) (users, groups []string, err error) {
@@ -105,7 +108,7 @@ func TestController(t *testing.T) {
 	}
 
 	t.Run("Works for a cluster with an impersonator", func(t *testing.T) {
-		for _, m := range []string{"member1", "member2"} {
+		for _, m := range []string{"member1", "member2", "pull1"} {
 			waitUsers(m, "the ClusterRole's Work exists", func([]string) bool { return true })
 			_, groups, err := impersonable(ctx, m)
 			if err != nil {
@@ -136,7 +139,7 @@ func TestController(t *testing.T) {
 		controllertest.WaitFor(t, "the success event", func(ctx context.Context) (bool, error) {
 			return controllertest.HasEvent(ctx, cp, "member1", flotillaevents.ReasonSyncImpersonationConfigSucceed)
 		})
-		err := cp.Get(ctx, client.ObjectKey{Namespace: names.ExecutionSpace("pull-less"), Name: unifiedauth.RoleWorkName}, &workv1alpha1.Work{})
+		err := cp.Get(ctx, client.ObjectKey{Namespace: names.ExecutionSpace("no-impersonator"), Name: unifiedauth.RoleWorkName}, &workv1alpha1.Work{})
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("a cluster without impersonator secret: %v, want no Work", err)
 		}
