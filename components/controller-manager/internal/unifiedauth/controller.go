@@ -221,8 +221,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
-// Manifest is one Work's object: its Work's name and the JSON of the
-// object.
+// Manifest is the object one Work carries, and that Work's name.
 type Manifest struct {
 	WorkName string
 	Object   runtime.Object
