@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,8 +17,11 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
@@ -24,6 +30,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 )
 
@@ -74,6 +81,28 @@ func TestGet(t *testing.T) {
 	}
 	admin := fed.KubeconfigPath
 	adminArgs := []string{"--context", localfed.ControlPlaneName}
+
+	// The controller-manager's unified-auth controller lets the members'
+	// impersonators impersonate whoever may proxy to them: the admin
+	// (cluster-proxy-admin) from the start, the reader below once allowed.
+	compCtx, stop := context.WithCancel(ctx)
+	done, err := startComponents(compCtx, fed, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the controller-manager or scheduler failed: %v", err)
+		}
+	})
+	waitUntil(t, "the admin can proxy to both members", 2*time.Minute, func() error {
+		_, errOut, err := run(admin, append([]string{"configmaps", "-n", "kube-system", "--operation-scope", "members"}, adminArgs...)...)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, errOut)
+		}
+		return nil
+	})
 
 	for _, tc := range []struct {
 		name string
@@ -319,19 +348,19 @@ func TestGet(t *testing.T) {
 		if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
 			t.Fatal(err)
 		}
-		// RBAC reaches the API servers' caches in a moment.
-		var out, errOut string
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			out, errOut, err = run(kubeconfig, "configmaps", "--operation-scope", "members", "-l", workv1alpha1.ManagedByKarmadaLabel)
-			if err == nil || time.Now().After(deadline) {
-				break
+		// RBAC reaches the control plane's cache in a moment, and the
+		// members' through the unified-auth controller's Works in seconds.
+		var out string
+		waitUntil(t, "the reader can read team-a", time.Minute, func() error {
+			var errOut string
+			var err error
+			out, errOut, err = run(kubeconfig, "configmaps", "--operation-scope", "members", "-l", workv1alpha1.ManagedByKarmadaLabel,
+				"--field-selector", "metadata.name=web")
+			if err != nil {
+				return fmt.Errorf("%w: %s", err, errOut)
 			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatalf("reading team-a: %v\n%s", err, errOut)
-		}
+			return nil
+		})
 		want := [][]string{{"NAME", "CLUSTER", "DATA", "AGE", "ADOPTION"}, {"web", "member1", "1", "<age>", "Y"}, {"web", "member2", "1", "<age>", "Y"}}
 		if diff := cmp.Diff(want, tableFields(out)); diff != "" {
 			t.Errorf("team-a (-want +got):\n%s", diff)
@@ -345,7 +374,57 @@ func TestGet(t *testing.T) {
 				t.Errorf("get %v showed another namespace:\n%s", args, out)
 			}
 		}
+
+		// Narrowing: the member's impersonator may impersonate the reader,
+		// whom the control plane lets proxy, and no one else, whatever the
+		// member itself would let them do.
+		for _, m := range fed.Members {
+			secret := &corev1.Secret{}
+			if err := cp.Get(ctx, client.ObjectKey{Namespace: join.DefaultClusterNamespace, Name: join.ImpersonatorSecretName(m.Name)}, secret); err != nil {
+				t.Fatal(err)
+			}
+			as := func(user string, groups ...string) error {
+				cfg := &rest.Config{Host: m.Endpoint, BearerToken: string(secret.Data[clusterv1alpha1.SecretTokenKey]),
+					TLSClientConfig: rest.TLSClientConfig{CAData: m.CAData},
+					Impersonate:     rest.ImpersonationConfig{UserName: user, Groups: groups}}
+				// A clientset, not a client needing discovery first, so that
+				// the member's refusal comes back as it is.
+				kube, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					return err
+				}
+				_, err = kube.CoreV1().ConfigMaps("team-a").List(ctx, metav1.ListOptions{})
+				return err
+			}
+			if err := as("system:serviceaccount:default:reader", "system:serviceaccounts", "system:serviceaccounts:default"); err != nil {
+				t.Errorf("%s: impersonating the reader: %v", m.Name, err)
+			}
+			if err := as("system:serviceaccount:default:default", "system:serviceaccounts", "system:serviceaccounts:default"); !apierrors.IsForbidden(err) ||
+				!strings.Contains(err.Error(), "impersonate") {
+				t.Errorf("%s: impersonating a service account without clusters/proxy: %v, want a refusal to impersonate", m.Name, err)
+			}
+			if err := as("team-a-admin"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "impersonate") {
+				t.Errorf("%s: impersonating a user without clusters/proxy: %v, want a refusal to impersonate", m.Name, err)
+			}
+		}
 	})
+}
+
+// waitUntil polls try until it succeeds, failing the test after timeout
+// with its last error.
+func waitUntil(t *testing.T, what string, timeout time.Duration, try func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := try()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting until %s: %v", what, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // ageCell is what the AGE column holds: 5s, 3m2s, 1h, ...

@@ -620,7 +620,7 @@ func applyOperatorRelease(cfg *action.Configuration, p *initPlan, step func(stri
 		install := action.NewInstall(cfg)
 		install.ReleaseName, install.Namespace = operatorRelease, p.namespace.Name
 		if _, err := install.Run(p.chart, p.values); err != nil {
-			return fmt.Errorf("installing the operator (Helm release %s in %s): %w; if another namespace holds the operator already, init into that one", operatorRelease, p.namespace.Name, err)
+			return installFailed(p.namespace.Name, err)
 		}
 		step("Installed the operator: Helm release %s in %s (image %s)", operatorRelease, p.namespace.Name, operatorImage(p.values))
 	case err != nil:
@@ -634,6 +634,20 @@ func applyOperatorRelease(cfg *action.Configuration, p *initPlan, step func(stri
 		step("Upgraded the operator: Helm release %s in %s (image %s)", operatorRelease, p.namespace.Name, operatorImage(p.values))
 	}
 	return nil
+}
+
+// installFailed says why installing the operator's release in namespace
+// failed and what to do. The chart's cluster-scoped objects are named for
+// their namespace, so operators installed by init in other namespaces are
+// no obstacle; an object of the release's that exists already was made
+// by an operator installed another way.
+func installFailed(namespace string, err error) error {
+	hint := "check that --kubeconfig/--context reach the host cluster with rights to install an operator"
+	if strings.Contains(err.Error(), "cannot be imported into the current release") {
+		hint = fmt.Sprintf("the operator is already installed for namespace %s another way (OLM, kustomize or a Helm release of another name), "+
+			"which owns that object: use that operator (create the Karmada in %s yourself), or uninstall it and run init again", namespace, namespace)
+	}
+	return fmt.Errorf("installing the operator (Helm release %s in %s): %w; %s", operatorRelease, namespace, err, hint)
 }
 
 func operatorImage(values map[string]any) string {

@@ -288,6 +288,7 @@ func TestInitDryRun(t *testing.T) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(&out, 4096)
 	var kinds []string
 	var deployment, karmada map[string]any
+	var clusterScoped []string
 	for {
 		var obj map[string]any
 		if err := dec.Decode(&obj); err != nil {
@@ -306,6 +307,8 @@ func TestInitDryRun(t *testing.T) {
 			deployment = obj
 		case "Karmada":
 			karmada = obj
+		case "ClusterRole", "ClusterRoleBinding":
+			clusterScoped = append(clusterScoped, obj["metadata"].(map[string]any)["name"].(string))
 		}
 		if md, ok := obj["metadata"].(map[string]any); ok && md["namespace"] != nil && md["namespace"] != "fleet" {
 			t.Errorf("%s %v in namespace %v", kind, md["name"], md["namespace"])
@@ -315,11 +318,39 @@ func TestInitDryRun(t *testing.T) {
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
+	// Cluster-scoped, they are named for the namespace: init into another
+	// namespace installs an operator of its own beside this one.
+	for _, name := range clusterScoped {
+		if name != "flotilla-operator-fleet" {
+			t.Errorf("cluster-scoped object %s, want it named flotilla-operator-fleet", name)
+		}
+	}
 	image := deployment["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]
 	if image != "ghcr.io/flotilla-io/operator:"+release.Version {
 		t.Errorf("operator image %v", image)
 	}
 	if _, ok := karmada["status"]; ok {
 		t.Errorf("the Karmada has a status: %v", karmada)
+	}
+}
+
+// TestInstallFailed: a failed install says what to do, and when an object
+// of the release's exists already, that the operator is installed another
+// way.
+func TestInstallFailed(t *testing.T) {
+	owned := errors.New(`Unable to continue with install: ClusterRole "flotilla-operator-fleet" in namespace "" exists and cannot be imported into the current release: invalid ownership metadata`)
+	for _, tc := range []struct {
+		err  error
+		want []string
+	}{
+		{owned, []string{"Helm release flotilla-operator in fleet", "already installed for namespace fleet another way", "create the Karmada in fleet yourself", "uninstall it"}},
+		{errors.New("connection refused"), []string{"Helm release flotilla-operator in fleet", "connection refused", "--kubeconfig/--context"}},
+	} {
+		got := installFailed("fleet", tc.err).Error()
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("installFailed(%q) = %q, want it to say %q", tc.err, got, w)
+			}
+		}
 	}
 }

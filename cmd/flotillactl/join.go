@@ -70,7 +70,9 @@ func newJoinCommand() *cobra.Command {
 the member, the namespace karmada-cluster (--cluster-namespace) with the ServiceAccount
 karmada-<cluster> (full access) and karmada-impersonator, and their long-lived token
 Secrets; in the control plane, their tokens in Secrets <cluster> and
-<cluster>-impersonator and the Cluster, owning both.`,
+<cluster>-impersonator and the Cluster, owning both. What karmada-impersonator may
+impersonate, for the cluster proxy, is the controller-manager's (unifiedAuth): only
+the users, groups and service accounts allowed clusters/proxy on the cluster.`,
 		Example: `  flotillactl join member1 --cluster-kubeconfig=member1.kubeconfig --cluster-region=eu-west-1 --cluster-zones=a,b`,
 		Args:    cobra.ExactArgs(1),
 	}

@@ -251,6 +251,42 @@ func TestValues(t *testing.T) {
 	}
 }
 
+// TestTwoNamespaces: releases of one name in two namespaces (as
+// flotillactl init makes them) share no cluster-scoped object but the CRD,
+// which Helm installs only when it is missing, and each binds its own
+// ServiceAccount.
+func TestTwoNamespaces(t *testing.T) {
+	owners := map[string]string{}
+	for _, ns := range []string{namespace, "team-b"} {
+		manifest, err := renderIn(ns, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := decode(t, manifest)
+		for _, u := range o.all {
+			if u.GetNamespace() != "" || u.GetKind() == "CustomResourceDefinition" {
+				continue
+			}
+			id := u.GetKind() + "/" + u.GetName()
+			if other, ok := owners[id]; ok {
+				t.Errorf("%s is rendered for both %s and %s", id, other, ns)
+			}
+			owners[id] = ns
+		}
+		want := "flotilla-operator-" + ns
+		if o.clusterRole.Name != want || o.clusterRoleBinding.Name != want || o.clusterRoleBinding.RoleRef.Name != want {
+			t.Errorf("%s: ClusterRole %s, ClusterRoleBinding %s of %s; want %s", ns, o.clusterRole.Name,
+				o.clusterRoleBinding.Name, o.clusterRoleBinding.RoleRef.Name, want)
+		}
+		if s := o.clusterRoleBinding.Subjects; len(s) != 1 || s[0].Namespace != ns {
+			t.Errorf("%s: ClusterRoleBinding subjects %+v, want the ServiceAccount of %s", ns, s, ns)
+		}
+	}
+	if len(owners) != 4 {
+		t.Errorf("cluster-scoped objects %v, want a ClusterRole and a ClusterRoleBinding per namespace", owners)
+	}
+}
+
 // renderChart is `helm template --include-crds` as release flotilla-operator
 // in flotilla-system.
 func renderChart(t *testing.T, values map[string]any) string {
@@ -263,6 +299,11 @@ func renderChart(t *testing.T, values map[string]any) string {
 }
 
 func render(values map[string]any) (string, error) {
+	return renderIn(namespace, values)
+}
+
+// renderIn renders release flotilla-operator into ns.
+func renderIn(ns string, values map[string]any) (string, error) {
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
 		return "", err
@@ -276,7 +317,7 @@ func render(values map[string]any) (string, error) {
 	install.ClientOnly = true
 	install.IncludeCRDs = true
 	install.ReleaseName = releaseName
-	install.Namespace = namespace
+	install.Namespace = ns
 	install.KubeVersion = kubeVersion
 	rel, err := install.Run(chrt, values)
 	if err != nil {

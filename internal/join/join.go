@@ -1,8 +1,11 @@
 // Package join registers a member cluster in Push mode and removes it, as
 // `karmadactl join` and `unjoin` do: in the member, a ServiceAccount with
-// full access (and one for impersonation) whose tokens the control plane
-// keeps; in the control plane, their Secrets and the Cluster. flotillactl
-// join/unjoin and the local federation share it.
+// full access and one for impersonation, whose tokens the control plane
+// keeps; in the control plane, their Secrets and the Cluster. The
+// impersonator gets its rights from the control plane's unified-auth
+// controller (the ClusterRole karmada-impersonator, through a Work), which
+// lets it impersonate only those allowed clusters/proxy on the member.
+// flotillactl join/unjoin, the agent and the local federation share it.
 package join
 
 import (
@@ -98,8 +101,8 @@ type Credentials struct {
 	// CAData is the member's CA as its token Secret holds it (empty with
 	// Options.TokenLifetime).
 	CAData []byte
-	// ImpersonatorToken authenticates as the ServiceAccount allowed to
-	// impersonate users, for requests proxied on their behalf.
+	// ImpersonatorToken authenticates as the ServiceAccount that
+	// impersonates users for the requests proxied on their behalf.
 	ImpersonatorToken string
 }
 
@@ -142,29 +145,15 @@ func GrantSecrets(ctx context.Context, member client.Client, opts Options, which
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}},
 	}
-	// The impersonator may impersonate anyone: who may proxy to the member
-	// at all is decided in the control plane (clusters/proxy), and what the
-	// impersonated user may do by the member's own RBAC.
-	impersonation := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: impersonatorServiceAccount, Labels: labels()},
-		Rules: []rbacv1.PolicyRule{
-			{Verbs: []string{"impersonate"}, APIGroups: []string{""}, Resources: []string{"users", "groups", "serviceaccounts"}},
-			// Every extra (userextras/<key>, which RBAC cannot wildcard by
-			// itself) and uids.
-			{Verbs: []string{"impersonate"}, APIGroups: []string{authenticationv1.GroupName}, Resources: []string{rbacv1.ResourceAll}},
-		},
-	}
-	impersonationBinding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: impersonatorServiceAccount, Labels: labels()},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: impersonation.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: impersonator.Namespace, Name: impersonator.Name}},
-	}
 	objs := []client.Object{ns}
 	if which.KubeCredentials {
 		objs = append(objs, sa, role, binding)
 	}
 	if which.KubeImpersonator {
-		objs = append(objs, impersonator, impersonation, impersonationBinding)
+		// Only the ServiceAccount, as karmadactl join: what it may
+		// impersonate is the unified-auth controller's ClusterRole
+		// karmada-impersonator, which it propagates to the member.
+		objs = append(objs, impersonator)
 	}
 	for _, obj := range objs {
 		if err := member.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -391,6 +380,9 @@ func Unjoin(ctx context.Context, controlPlane, member client.Client, name, names
 		// One member is joined under one name, so its impersonator goes too.
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: impersonatorServiceAccount}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: impersonatorServiceAccount}},
+		// The Cluster's Works took its RBAC away with them; these are left
+		// only by an earlier join, which made them itself, or when no
+		// controller-manager ran to remove them.
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: impersonatorServiceAccount}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: impersonatorServiceAccount}},
 	} {

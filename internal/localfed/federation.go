@@ -195,7 +195,7 @@ func (f *Federation) start(ctx context.Context) error {
 
 // startControlPlane runs the karmada-apiserver with a kube-controller-manager
 // limited to the controllers a Karmada control plane has, and installs
-// Flotilla's CRDs and namespaces.
+// Flotilla's CRDs and namespaces, and the administrator's right to proxy.
 func (f *Federation) startControlPlane(ctx context.Context, c *Cluster) error {
 	began := time.Now()
 	if err := f.startAPIServer(ctx, c); err != nil {
@@ -212,6 +212,9 @@ func (f *Federation) startControlPlane(ctx context.Context, c *Cluster) error {
 		return err
 	}
 	if err := createNamespaces(ctx, c, NamespaceSystem, NamespaceCluster); err != nil {
+		return err
+	}
+	if err := allowProxyAdmin(ctx, c); err != nil {
 		return err
 	}
 	if f.webhook, err = f.startWebhook(ctx, c); err != nil {

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -289,6 +290,28 @@ func waitFederationHealthy(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("waiting for the Cluster %s to be Ready and untainted: %w", m, err)
 		}
+		if err := waitProxy(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitProxy waits until the administrator reaches member m through the
+// cluster proxy: the unified-auth controller's Works have let m's
+// impersonator impersonate them.
+func waitProxy(ctx context.Context, m string) error {
+	kube, err := kubernetes.NewForConfig(fed.ControlPlane.Config)
+	if err != nil {
+		return err
+	}
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = kube.Discovery().RESTClient().Get().AbsPath("/apis/cluster.karmada.io/v1alpha1/clusters/" + m + "/proxy/api").Do(ctx).Error()
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the administrator to reach %s through the cluster proxy: %w (last error: %v)", m, err, last)
 	}
 	return nil
 }

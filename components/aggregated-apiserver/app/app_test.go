@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,9 +24,11 @@ import (
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/aggregated-apiserver/app"
+	cmapp "github.com/flotilla-io/flotilla/components/controller-manager/app"
 	"github.com/flotilla-io/flotilla/internal/localfed"
 	"github.com/flotilla-io/flotilla/internal/localfed/localfedtest"
 )
@@ -150,6 +153,10 @@ func TestAggregatedAPIServer(t *testing.T) {
 	})
 
 	t.Run("proxy impersonates the user", func(t *testing.T) {
+		// The controller-manager's unified-auth controller decides whom the
+		// member's impersonator may impersonate: those the control plane
+		// lets proxy to it.
+		startControllerManager(t, f)
 		mc := member.Client
 		for _, ns := range []string{"team-a", "team-b"} {
 			if err := mc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -186,23 +193,53 @@ func TestAggregatedAPIServer(t *testing.T) {
 			"/api/v1/namespaces/team-b/configmaps":          http.StatusForbidden,
 			"/api/v1/configmaps":                            http.StatusForbidden,
 		} {
-			// RBAC in the control plane takes a moment to reach its cache.
-			deadline := time.Now().Add(30 * time.Second)
-			code := get(ctx, t, alice, base+path)
-			for code != want && time.Now().Before(deadline) {
-				time.Sleep(200 * time.Millisecond)
-				code = get(ctx, t, alice, base+path)
-			}
-			if code != want {
+			// RBAC in the control plane takes a moment to reach its cache,
+			// and the member's impersonator's rights a few more.
+			if code := getUntil(ctx, t, alice, base+path, want); code != want {
 				t.Errorf("alice GET %s: %d, want %d", path, code, want)
 			}
 		}
 		admin := rest.CopyConfig(f.ControlPlane.Config)
-		if code := get(ctx, t, admin, base+"/api/v1/namespaces/team-b/configmaps/settings"); code != http.StatusOK {
+		if code := getUntil(ctx, t, admin, base+"/api/v1/namespaces/team-b/configmaps/settings", http.StatusOK); code != http.StatusOK {
 			t.Errorf("admin through the proxy: %d, want 200", code)
 		}
 		if code := get(ctx, t, admin, "/apis/cluster.karmada.io/v1alpha1/clusters/no-such-member/proxy/api"); code != http.StatusNotFound {
 			t.Errorf("proxy to a Cluster that does not exist: %d, want 404", code)
+		}
+	})
+}
+
+// getUntil GETs path until it answers want, for up to a minute, and returns
+// the last answer.
+func getUntil(ctx context.Context, t *testing.T, cfg *rest.Config, path string, want int) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	code := get(ctx, t, cfg, path)
+	for code != want && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		code = get(ctx, t, cfg, path)
+	}
+	return code
+}
+
+// startControllerManager runs the controller-manager on f's control plane
+// until the test ends.
+func startControllerManager(t *testing.T, f *localfed.Federation) {
+	t.Helper()
+	// Clients built outside a manager log through controller-runtime's
+	// global logger, which would otherwise complain it was never set.
+	ctrllog.SetLogger(logr.Discard())
+	opts, err := cmapp.ParseOptions("--metrics-bind-address=0", "--health-probe-bind-address=0", "--cluster-health-probe-period=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmapp.Run(ctx, f.ControlPlane.Config, opts, logr.Discard()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("stopping the controller-manager: %v", err)
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/federatedhpa"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/federatedresourcequota"
 	"github.com/flotilla-io/flotilla/components/controller-manager/internal/hpascaletargetmarker"
+	"github.com/flotilla-io/flotilla/components/controller-manager/internal/unifiedauth"
 	"github.com/flotilla-io/flotilla/internal/eventrecorder"
 	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
@@ -29,6 +30,7 @@ const (
 	DeploymentReplicasSyncer          = "deploymentReplicasSyncer"
 	CronFederatedHPA                  = "cronFederatedHorizontalPodAutoscaler"
 	FederatedHPA                      = "federatedHorizontalPodAutoscaler"
+	UnifiedAuth                       = "unifiedAuth"
 
 	ServiceExport         = "serviceExport"
 	EndpointSlice         = "endpointSlice"
@@ -113,7 +115,7 @@ func (o *selectableOptions) bindFlags(fs *flag.FlagSet) {
 // selectableNames are the names --controllers knows.
 func selectableNames() []string {
 	return []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement,
-		HPAScaleTargetMarker, DeploymentReplicasSyncer, CronFederatedHPA, FederatedHPA,
+		HPAScaleTargetMarker, DeploymentReplicasSyncer, CronFederatedHPA, FederatedHPA, UnifiedAuth,
 		ServiceExport, EndpointSlice, ServiceImport, MultiClusterService, EndpointSliceCollect, EndpointSliceDispatch}
 }
 
@@ -163,8 +165,8 @@ func (s selection) enabled(name string) bool {
 // selectedControllers are the controllers --controllers and the feature
 // gates turn on: the FederatedResourceQuota controllers (enforcement with
 // FederatedQuotaEnforcement) and those that keep HPA-scaled templates in
-// line with their members, and the FederatedHPA and CronFederatedHPA
-// controllers.
+// line with their members, the FederatedHPA and CronFederatedHPA
+// controllers, and the unified-auth controller.
 func selectedControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorder.Broadcaster, members *membercluster.ClientCache) ([]controllerSetup, error) {
 	sel, err := opts.selectable.selection()
 	if err != nil {
@@ -209,6 +211,9 @@ func selectedControllers(mgr ctrl.Manager, opts Options, recorders *eventrecorde
 				CPUInitializationPeriod: hpa.cpuInitializationPeriod, InitialReadinessDelay: hpa.initialReadinessDelay,
 			}).SetupWithManager(mgr)
 		}}},
+		{UnifiedAuth, true, controllerSetup{unifiedauth.ControllerName, (&unifiedauth.Reconciler{
+			Client: mgr.GetClient(), Recorder: recorders.NewRecorder(unifiedauth.ControllerName),
+		}).SetupWithManager}},
 	}
 	var out []controllerSetup
 	for _, c := range named {

@@ -14,15 +14,16 @@ func TestControllersFlag(t *testing.T) {
 		flag string
 		want []string
 	}{
-		{"*", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA)},
-		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker, CronFederatedHPA, FederatedHPA)},
-		{"*,-serviceExport,-endpointsliceDispatch", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA,
+		{"*", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA, UnifiedAuth)},
+		{"*,-federatedResourceQuotaStatus,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaEnforcement, HPAScaleTargetMarker, CronFederatedHPA, FederatedHPA, UnifiedAuth)},
+		{"*,-serviceExport,-endpointsliceDispatch", []string{FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA, UnifiedAuth,
 			EndpointSlice, ServiceImport, MultiClusterService, EndpointSliceCollect}},
-		{"*,-federatedHorizontalPodAutoscaler", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA)},
+		{"*,-federatedHorizontalPodAutoscaler", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, UnifiedAuth)},
+		{"*,-unifiedAuth", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA)},
 		// Without "*", only what is named.
 		{"deploymentReplicasSyncer", []string{DeploymentReplicasSyncer}},
 		// The first explicit choice wins, as in Karmada.
-		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA)},
+		{"-hpaScaleTargetMarker,*,hpaScaleTargetMarker", withServices(FederatedResourceQuotaSync, FederatedResourceQuotaStatus, FederatedResourceQuotaEnforcement, CronFederatedHPA, FederatedHPA, UnifiedAuth)},
 		{"", nil},
 	}
 	for _, tc := range tests {

@@ -21,6 +21,16 @@ release name when it contains the chart's name, else
 {{- end }}
 {{- end }}
 
+{{/*
+flotilla-operator.clusterName names the cluster-scoped objects (ClusterRole
+and ClusterRoleBinding): <fullname>-<namespace>, so that releases of one
+name in two namespaces (flotillactl init's, for one) do not claim the same
+objects.
+*/}}
+{{- define "flotilla-operator.clusterName" -}}
+{{- printf "%s-%s" (include "flotilla-operator.fullname" .) .Release.Namespace | trunc 253 | trimSuffix "-" }}
+{{- end }}
+
 {{/* flotilla-operator.selectorLabels select the pods; they never change on upgrade. */}}
 {{- define "flotilla-operator.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "flotilla-operator.name" . }}

@@ -298,6 +298,7 @@ func parseContents() (*staticContents, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the embedded ClusterRoles: %w", err)
 	}
+	c.objs = append(c.objs, proxyAdmin()...)
 	files, err := fs.Glob(webhookconfig.Conversion, "conversion/*.yaml")
 	if err != nil {
 		return nil, err
@@ -320,6 +321,32 @@ func parseContents() (*staticContents, error) {
 	}
 	c.digest = hex.EncodeToString(sum.Sum(nil))
 	return c, nil
+}
+
+// proxyAdminName names the ClusterRole and ClusterRoleBinding letting the
+// admin kubeconfig's user proxy to every member, Karmada operator's.
+const proxyAdminName = "cluster-proxy-admin"
+
+// proxyAdmin binds the administrator's user to clusters/proxy, as Karmada
+// does: system:masters may proxy in the control plane anyway, but the
+// unified-auth controller lets the members' impersonators impersonate only
+// users bound to it by name.
+func proxyAdmin() []client.Object {
+	return []client.Object{
+		&rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: proxyAdminName},
+			Rules: []rbacv1.PolicyRule{{
+				Verbs: []string{rbacv1.VerbAll}, APIGroups: []string{"cluster.karmada.io"}, Resources: []string{"clusters/proxy"},
+			}},
+		},
+		&rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: proxyAdminName},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: proxyAdminName},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: certs.AdminUser}},
+		},
+	}
 }
 
 // digestOf is a digest of its parts, each kept apart from the next.
