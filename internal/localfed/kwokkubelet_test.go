@@ -100,7 +100,9 @@ func TestMemberServesLogsExecAttach(t *testing.T) {
 			out := &syncBuffer{}
 			attachCtx, detach := context.WithCancel(ctx)
 			done := make(chan error, 1)
-			go func() { done <- exec.StreamWithContext(attachCtx, remotecommand.StreamOptions{Stdout: out, Stderr: out}) }()
+			go func() {
+				done <- exec.StreamWithContext(attachCtx, remotecommand.StreamOptions{Stdout: out, Stderr: out})
+			}()
 			// Attach streams what comes after it started, which the
 			// test cannot see; a line written now and then shows once
 			// it has.
