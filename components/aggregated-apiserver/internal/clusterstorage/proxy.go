@@ -79,9 +79,14 @@ func (r *ProxyREST) Connect(ctx context.Context, name string, options runtime.Ob
 	if err != nil {
 		return nil, err
 	}
-	handler := proxy.NewUpgradeAwareHandler(target.location, target.transport, false, false, proxy.NewErrorResponder(responder))
-	handler.UseLocationHost = true
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// The handler takes the query from the request, except on an
+		// upgrade (exec, attach, port-forward), where the location is
+		// dialled as it is: it carries the command and the streams.
+		location := *target.location
+		location.RawQuery = req.URL.RawQuery
+		handler := proxy.NewUpgradeAwareHandler(&location, target.transport, false, false, proxy.NewErrorResponder(responder))
+		handler.UseLocationHost = true
 		impersonate(req, target.token, requester)
 		handler.ServeHTTP(w, req)
 	}), nil
