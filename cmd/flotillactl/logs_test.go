@@ -21,7 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
@@ -219,6 +222,34 @@ func TestLogsExecAttach(t *testing.T) {
 		err = run(ctx, strings.NewReader("from stdin\n"), &stdout, io.Discard, admin, "exec", "-i", "deployment/web", "-n", ns, "-C", "member1", "--", "sh", "-c", `read line; echo "got $line"`)
 		if err != nil || stdout.String() != "got from stdin\n" {
 			t.Errorf("exec -i -- sh -c 'read line; ...': %q, %v", stdout.String(), err)
+		}
+	})
+
+	// kubectl speaks WebSocket and falls back to SPDY when an upgrade to
+	// it fails; each must pass the proxy on its own.
+	t.Run("exec over each protocol through the proxy", func(t *testing.T) {
+		cfg := rest.CopyConfig(fed.ControlPlane.Config)
+		cfg.Host = clusterProxyURL(cfg.Host, "member1")
+		kube, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := kube.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod.Name).SubResource("exec").
+			VersionedParams(&corev1.PodExecOptions{Command: []string{"echo", "hi"}, Stdout: true, Stderr: true}, clientgoscheme.ParameterCodec).URL()
+		websocket, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for protocol, e := range map[string]remotecommand.Executor{"websocket": websocket, "spdy": spdy} {
+			var stdout, stderr bytes.Buffer
+			err := e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
+			if err != nil || stdout.String() != "hi\n" {
+				t.Errorf("exec over %s: %q, %v\n%s", protocol, stdout.String(), err, stderr.String())
+			}
 		}
 	})
 
