@@ -43,7 +43,7 @@ member decides whether the kubeconfig's user may.`,
 		},
 	}
 	cmdutil.AddPodRunningTimeoutFlag(cmd, execPodRunningTimeout)
-	cmdutil.AddJsonFilenameFlag(cmd.Flags(), &o.FilenameOptions.Filenames, "to use to exec into the resource")
+	cmdutil.AddJsonFilenameFlag(cmd.Flags(), &o.Filenames, "to use to exec into the resource")
 	cmdutil.AddContainerVarFlags(cmd, &o.ContainerName, o.ContainerName)
 	cmd.Flags().BoolVarP(&o.Stdin, "stdin", "i", o.Stdin, "Pass stdin to the container")
 	cmd.Flags().BoolVarP(&o.TTY, "tty", "t", o.TTY, "Stdin is a TTY")

@@ -118,7 +118,9 @@ func TestMemberServesLogsExecAttach(t *testing.T) {
 				t.Fatalf("attach never showed %q: %v; output %q", line, err, out.String())
 			}
 			select {
-			case <-done:
+			case err := <-done:
+				// Detached: whatever it says about that is no failure.
+				t.Logf("attach stopped: %v", err)
 			case <-time.After(eventually):
 				t.Fatal("attach did not end when its context did")
 			}
