@@ -7,6 +7,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/kubectl/pkg/cmd/attach"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/completion"
 )
 
 const (
@@ -46,7 +47,7 @@ user may. Ctrl-C ends it.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return target.explainRun(o.Run())
+			return target.explainRun(cmd.Context(), o.Run())
 		},
 	}
 	cmdutil.AddPodRunningTimeoutFlag(cmd, attachPodRunningTimeout)
@@ -56,5 +57,9 @@ user may. Ctrl-C ends it.`,
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", o.Quiet, "Only print output from the remote session")
 	cmd.Flags().StringVar(&o.DetachKeys, "detach-keys", defaultDetachKeys, "Override the key sequence for detaching a container")
 	target.addFlags(cmd)
+	cmd.ValidArgsFunction = target.completion(completion.PodResourceNameCompletionFunc)
+	if err := cmd.RegisterFlagCompletionFunc("container", target.completion(completion.ContainerCompletionFunc)); err != nil {
+		panic(err) // the flag is defined just above
+	}
 	return cmd
 }

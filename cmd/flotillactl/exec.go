@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubectl/pkg/cmd/exec"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/completion"
 )
 
 // execPodRunningTimeout is kubectl exec's default wait for a running pod.
@@ -39,7 +40,7 @@ member decides whether the kubeconfig's user may.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return target.explainRun(o.Run())
+			return target.explainRun(cmd.Context(), o.Run())
 		},
 	}
 	cmdutil.AddPodRunningTimeoutFlag(cmd, execPodRunningTimeout)
@@ -49,5 +50,9 @@ member decides whether the kubeconfig's user may.`,
 	cmd.Flags().BoolVarP(&o.TTY, "tty", "t", o.TTY, "Stdin is a TTY")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", o.Quiet, "Only print output from the remote session")
 	target.addFlags(cmd)
+	cmd.ValidArgsFunction = target.completion(completion.PodResourceNameCompletionFunc)
+	if err := cmd.RegisterFlagCompletionFunc("container", target.completion(completion.ContainerCompletionFunc)); err != nil {
+		panic(err) // the flag is defined just above
+	}
 	return cmd
 }

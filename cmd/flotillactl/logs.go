@@ -18,6 +18,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/exec"
 	"k8s.io/kubectl/pkg/cmd/logs"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/completion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -78,21 +79,38 @@ func (m *memberPod) factory(ctx context.Context) (cmdutil.Factory, error) {
 	return cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(member)), nil
 }
 
+// completion completes with kubectl's completion function against the
+// member of the flags so far; nothing without a Ready member.
+func (m *memberPod) completion(complete func(cmdutil.Factory) cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		f, err := m.factory(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return complete(f)(cmd, args, toComplete)
+	}
+}
+
 // explain says in which member a request failed and, for a pod that is
 // not there, how to find the member's pods. Other errors of kubectl's
 // checks of flags and arguments are left as they are.
 func (m *memberPod) explain(err error) error {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
-		return m.explainRun(err)
+		return m.explainRun(context.Background(), err)
 	}
 	return err
 }
 
 // explainRun is explain for what failed once the command reached the
-// member: streams refused or broken there, the pod's containers.
-func (m *memberPod) explainRun(err error) error {
-	if err == nil {
+// member: streams refused or broken there, the pod's containers. A stream
+// ended because the command was told to stop (Ctrl-C) is no failure.
+func (m *memberPod) explainRun(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
 		return nil
 	}
 	if apierrors.IsNotFound(err) {
@@ -133,9 +151,10 @@ member decides what the kubeconfig's user may read there.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			return target.explainRun(o.RunLogsContext(cmd.Context()))
+			return target.explainRun(cmd.Context(), o.RunLogsContext(cmd.Context()))
 		},
 	}
+	cmd.ValidArgsFunction = target.completion(completion.PodResourceNameAndContainerCompletionFunc)
 	o.AddFlags(cmd)
 	target.addFlags(cmd)
 	return cmd

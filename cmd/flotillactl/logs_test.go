@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,8 +179,9 @@ func TestLogsExecAttach(t *testing.T) {
 		}
 		select {
 		case err := <-ended:
-			// Stopped: whatever it says about that is no failure.
-			t.Logf("%s stopped: %v", verb, err)
+			if err != nil {
+				t.Errorf("%s stopped with an error: %v", verb, err)
+			}
 		case <-time.After(time.Minute):
 			t.Fatalf("%s did not end with its context", verb)
 		}
@@ -259,6 +261,37 @@ func TestLogsExecAttach(t *testing.T) {
 		out := streamUntil(t, "attached", "attach", pod.Name, "-n", ns, "-C", "member1")
 		if strings.Contains(out, "kwok simulates") {
 			t.Errorf("attach showed output from before it attached: %q", out)
+		}
+	})
+
+	t.Run("completion of the member's pods and containers", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"logs", "-n", ns, "-C", "member1", ""}, pod.Name},
+			{[]string{"logs", "-n", ns, "-C", "member1", pod.Name, ""}, "app"},
+			{[]string{"exec", "-n", ns, "-C", "member1", "we"}, pod.Name},
+			{[]string{"attach", "-n", ns, "-C", "member1", pod.Name, "-c", ""}, "app"},
+		} {
+			var out bytes.Buffer
+			cmd := newRootCommand()
+			cmd.SetOut(&out)
+			cmd.SetErr(io.Discard)
+			cmd.SetArgs(append(append([]string{"__complete"}, tc.args[:1]...), append(admin, tc.args[1:]...)...))
+			if err := cmd.ExecuteContext(ctx); err != nil {
+				t.Fatalf("%v: %v", tc.args, err)
+			}
+			if lines := strings.Split(out.String(), "\n"); !slices.Contains(lines, tc.want) {
+				t.Errorf("completing %v: %q, want %q among them", tc.args, out.String(), tc.want)
+			}
+		}
+		var out bytes.Buffer
+		cmd := newRootCommand()
+		cmd.SetOut(&out)
+		cmd.SetArgs(append(append([]string{"__complete", "logs"}, admin...), "-n", ns, ""))
+		if err := cmd.ExecuteContext(ctx); err != nil || strings.Contains(out.String(), pod.Name) {
+			t.Errorf("completing without --cluster: %q, %v; want no pods", out.String(), err)
 		}
 	})
 
