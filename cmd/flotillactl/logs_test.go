@@ -44,97 +44,9 @@ func TestLogsExecAttach(t *testing.T) {
 		t.Skip("starts a local federation")
 	}
 	ctx := t.Context()
-	fed, err := localfed.Start(ctx, localfed.Options{Members: 1, Nodes: localfed.NodeOptions{Count: 1},
-		AggregatedAPIServer: true, WorkDir: t.TempDir(), StartTimeout: 5 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fed.Close() })
-	// The controller-manager propagates and marks member1 Ready, which the
-	// commands check; the scheduler places the Deployment.
-	compCtx, stop := context.WithCancel(ctx)
-	done, err := startComponents(compCtx, fed, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("the controller-manager or scheduler failed: %v", err)
-		}
-	})
-
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, policyv1alpha1.AddToScheme, clusterv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cp, err := client.New(fed.ControlPlane.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ns = "shop"
-	labels := map[string]string{"app": "web"}
-	for _, obj := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To[int32](1),
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
-				},
-			},
-		},
-		&policyv1alpha1.PropagationPolicy{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-			Spec: policyv1alpha1.PropagationSpec{
-				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
-				Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
-			},
-		},
-	} {
-		if err := cp.Create(ctx, obj); err != nil {
-			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-		}
-	}
+	fed, cp, pod := propagatedPod(t)
 	member := fed.Member("member1")
-	var pod corev1.Pod
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var pods corev1.PodList
-		if err := member.Client.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
-			return false, nil
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				pod = p
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("no pod of the propagated Deployment runs in member1: %v", err)
-	}
-	// Until member1 is Ready the commands refuse to go there.
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var c clusterv1alpha1.Cluster
-		if err := cp.Get(ctx, client.ObjectKey{Name: "member1"}, &c); err != nil {
-			return false, nil
-		}
-		for _, cond := range c.Status.Conditions {
-			if cond.Type == clusterv1alpha1.ClusterConditionReady && cond.Status == metav1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("member1 never Ready: %v", err)
-	}
+	const ns = "shop"
 
 	admin := []string{"--kubeconfig", fed.KubeconfigPath, "--context", localfed.ControlPlaneName}
 	// run runs a command with the connection flags first: after --, exec's
@@ -383,6 +295,107 @@ func TestLogsExecAttach(t *testing.T) {
 			}
 		}
 	})
+}
+
+// propagatedPod starts a federation with one member, the controller-manager
+// and the scheduler, propagates a Deployment web of namespace shop to
+// member1 and returns its running pod there once member1 is Ready.
+func propagatedPod(t *testing.T) (*localfed.Federation, client.Client, corev1.Pod) {
+	t.Helper()
+	ctx := t.Context()
+	fed, err := localfed.Start(ctx, localfed.Options{Members: 1, Nodes: localfed.NodeOptions{Count: 1},
+		AggregatedAPIServer: true, WorkDir: t.TempDir(), StartTimeout: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fed.Close() })
+	// The controller-manager propagates and marks member1 Ready, which the
+	// commands check; the scheduler places the Deployment.
+	compCtx, stop := context.WithCancel(ctx)
+	done, err := startComponents(compCtx, fed, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the controller-manager or scheduler failed: %v", err)
+		}
+	})
+
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, policyv1alpha1.AddToScheme, clusterv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp, err := client.New(fed.ControlPlane.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "shop"
+	labels := map[string]string{"app": "web"}
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+				},
+			},
+		},
+		&policyv1alpha1.PropagationPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: policyv1alpha1.PropagationSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+				Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+			},
+		},
+	} {
+		if err := cp.Create(ctx, obj); err != nil {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	member := fed.Member("member1")
+	var pod corev1.Pod
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := member.Client.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				pod = p
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no pod of the propagated Deployment runs in member1: %v", err)
+	}
+	// Until member1 is Ready the commands refuse to go there.
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var c clusterv1alpha1.Cluster
+		if err := cp.Get(ctx, client.ObjectKey{Name: "member1"}, &c); err != nil {
+			return false, nil
+		}
+		for _, cond := range c.Status.Conditions {
+			if cond.Type == clusterv1alpha1.ClusterConditionReady && cond.Status == metav1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("member1 never Ready: %v", err)
+	}
+
+	return fed, cp, pod
 }
 
 // syncBuffer is a bytes.Buffer a streaming command writes while the test
