@@ -60,6 +60,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newJoinCommand(), newUnjoinCommand())
 	root.AddCommand(newTokenCommand(), newRegisterCommand(), newUnregisterCommand())
 	root.AddCommand(newGetCommand(), newDescribeCommand(), newPromoteCommand(), newApplyCommand(), newTopCommand())
+	root.AddCommand(newLogsCommand(), newExecCommand(), newAttachCommand())
 	root.AddCommand(controlPlaneKubectlCommands()...)
 	return root
 }

@@ -91,6 +91,9 @@ func (f *Federation) apiServerArgs(c *Cluster) []string {
 	if c.Name == ControlPlaneName {
 		args = append(args, f.opts.ControlPlaneAPIServerArgs...)
 	}
+	if f.Member(c.Name) != nil && !f.opts.APIServerOnlyMembers {
+		args = append(args, c.kubeletClientArgs()...)
+	}
 	return args
 }
 

@@ -42,9 +42,10 @@ type Cluster struct {
 	token string
 	// impersonatorToken authenticates as the member's impersonator.
 	impersonatorToken string
-	// kwokPort and metricsServerPort are where kwok serves node metrics
-	// and where metrics-server serves, with Options.Metrics; a restarted
-	// member keeps them, as its registrations name them.
+	// kwokPort is where kwok serves as the nodes' kubelet (kwokkubelet.go)
+	// and node metrics; metricsServerPort is where metrics-server serves,
+	// with Options.Metrics. A restarted member keeps them, as its nodes and
+	// registrations name them.
 	kwokPort          int
 	metricsServerPort int
 }

@@ -30,6 +30,13 @@
 // without restarting them; a pod's own kwok.x-k8s.io/usage-cpu annotation
 // wins over it. A change shows in the metrics within about 20 seconds.
 //
+// kwok also plays every member node's kubelet for the member's API server
+// (TLS on loopback, with the member's CA): pod logs and attach show the
+// member's stand-in container output, which Cluster.AppendContainerOutput
+// adds to, and exec runs the command on this machine in the member's exec
+// directory (kwokkubelet.go), so kubectl logs, exec and attach work against
+// a member and through the control plane's cluster proxy.
+//
 // E2E tests use it through localfedtest, and `flotillactl local up` runs it in
 // the foreground. Nothing here needs Docker or root.
 package localfed

@@ -236,6 +236,11 @@ func (f *Federation) startControlPlane(ctx context.Context, c *Cluster) error {
 // kwok with its nodes, and gives the control plane a token for it.
 func (f *Federation) startMember(ctx context.Context, c *Cluster) error {
 	began := time.Now()
+	if !f.opts.APIServerOnlyMembers {
+		if err := f.prepareKubelet(c); err != nil {
+			return err
+		}
+	}
 	if err := f.startAPIServer(ctx, c); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,22 +34,18 @@ const (
 // carry kwokNodeAnnotation.
 func (f *Federation) startKwok(ctx context.Context, c *Cluster) (*process, error) {
 	stagesPath := filepath.Join(c.dir, "kwok-stages.yaml")
-	config := kwokStages
+	config := append(append(append([]byte{}, kwokStages...), "\n---\n"...), c.kwokStreamingConfig()...)
 	if f.opts.Metrics {
-		config = append(append(append([]byte{}, kwokStages...), "\n---\n"...), kwokMetrics...)
+		config = append(append(config, "\n---\n"...), kwokMetrics...)
 	}
 	if err := os.WriteFile(stagesPath, config, 0o644); err != nil {
 		return nil, fmt.Errorf("writing kwok stages: %w", err)
-	}
-	serverArgs, err := f.kwokServerArgs(c)
-	if err != nil {
-		return nil, err
 	}
 	return f.sup.start(ctx, processSpec{
 		cluster:   c.Name,
 		component: binKwok,
 		binary:    filepath.Join(f.BinDir, binKwok),
-		args: append([]string{
+		args: []string{
 			"--kubeconfig=" + c.componentKubeconfig(binKwok),
 			"--config=" + stagesPath,
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=" + kwokNodeValue,
@@ -56,7 +53,13 @@ func (f *Federation) startKwok(ctx context.Context, c *Cluster) (*process, error
 			// kwok renews a Lease per node, as a kubelet does; without one the
 			// Ready condition would have to be rewritten every few seconds.
 			"--node-lease-duration-seconds=40",
-		}, serverArgs...),
+			// The kubelet side (kwokkubelet.go): metrics, logs, exec and
+			// attach, TLS with the member's CA; kwok answers plain HTTP on
+			// the same port too, which metrics-server scrapes.
+			"--server-address=127.0.0.1:" + strconv.Itoa(c.kwokPort),
+			"--tls-cert-file=" + c.path(fileKwokServingCert),
+			"--tls-private-key-file=" + c.path(fileKwokServingKey),
+		},
 		// kwok reads ~/.kwok/kwok.yaml when it exists; a home of its own keeps
 		// a user's kwok settings out of the federation.
 		env:  []string{"HOME=" + c.dir},
@@ -102,10 +105,13 @@ func (f *Federation) node(c *Cluster, i int) *corev1.Node {
 			Capacity:    resources,
 			Allocatable: resources,
 			Addresses: []corev1.NodeAddress{
-				// 198.18.0.0/15 is reserved for benchmarking (RFC 2544) and
-				// never routed; it holds enough addresses for big fake clusters.
-				{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("198.18.%d.%d", i/256, i%256)},
+				// Every node is kwok on loopback: the member's API server
+				// reaches each node's "kubelet" (logs, exec, attach) there.
+				{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
 				{Type: corev1.NodeHostName, Address: name},
+			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{
+				KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(c.kwokPort)}, //nolint:gosec // a port
 			},
 		},
 	}

@@ -72,22 +72,6 @@ func checkMetricsServerBinary(dir string) error {
 	return fmt.Errorf("%s missing from %s, needed by Options.Metrics (run `make k8s-binaries` to build it): %w", binMetricsServer, dir, err)
 }
 
-// kwokServerArgs are kwok's flags for serving node metrics: on the
-// member's kwok port, which the first start picks and restarts keep.
-func (f *Federation) kwokServerArgs(c *Cluster) ([]string, error) {
-	if !f.opts.Metrics {
-		return nil, nil
-	}
-	if c.kwokPort == 0 {
-		port, err := f.ports.next()
-		if err != nil {
-			return nil, err
-		}
-		c.kwokPort = port
-	}
-	return []string{"--server-address=127.0.0.1:" + strconv.Itoa(c.kwokPort)}, nil
-}
-
 // startMetricsServer runs the member's metrics-server, scraping kwok's
 // endpoint of every node over plain HTTP on loopback, and, the first time,
 // registers it as the member's metrics.k8s.io. It serves with a

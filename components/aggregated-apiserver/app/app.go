@@ -122,6 +122,9 @@ func (o *Options) newServer() (*genericapiserver.GenericAPIServer, error) {
 	if err := o.Recommended.ApplyTo(cfg); err != nil {
 		return nil, fmt.Errorf("applying the options: %w", err)
 	}
+	// Streams through the cluster proxy (logs -f, exec, attach, watches)
+	// outlive the request timeout.
+	cfg.LongRunningFunc = clusterstorage.IsLongRunning
 	cfg.ClientConfig.QPS = o.KubeAPIQPS
 	cfg.ClientConfig.Burst = o.KubeAPIBurst
 	kube, err := kubernetes.NewForConfig(cfg.ClientConfig)

@@ -16,9 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/components/aggregated-apiserver/internal/clusterapi"
@@ -77,9 +79,14 @@ func (r *ProxyREST) Connect(ctx context.Context, name string, options runtime.Ob
 	if err != nil {
 		return nil, err
 	}
-	handler := proxy.NewUpgradeAwareHandler(target.location, target.transport, false, false, proxy.NewErrorResponder(responder))
-	handler.UseLocationHost = true
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// The handler takes the query from the request, except on an
+		// upgrade (exec, attach, port-forward), where the location is
+		// dialled as it is: it carries the command and the streams.
+		location := *target.location
+		location.RawQuery = req.URL.RawQuery
+		handler := proxy.NewUpgradeAwareHandler(&location, target.transport, false, false, proxy.NewErrorResponder(responder))
+		handler.UseLocationHost = true
 		impersonate(req, target.token, requester)
 		handler.ServeHTTP(w, req)
 	}), nil
@@ -188,4 +195,37 @@ func impersonate(req *http.Request, token string, requester user.Info) {
 			req.Header.Add(authenticationv1.ImpersonateUserExtraHeaderPrefix+url.PathEscape(key), v)
 		}
 	}
+}
+
+// longRunning is kube-apiserver's own check: watches and proxies, and the
+// streaming subresources.
+var longRunning = genericfilters.BasicLongRunningRequestCheck(
+	sets.NewString("watch", "proxy"),                                //nolint:staticcheck // the filter takes sets.String
+	sets.NewString("attach", "exec", "proxy", "log", "portforward"), //nolint:staticcheck // the filter takes sets.String
+)
+
+// memberRequestInfo resolves the request a cluster proxy request makes of
+// the member, as the member's API server will.
+var memberRequestInfo = &request.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"), //nolint:staticcheck // the factory takes sets.String
+	GrouplessAPIPrefixes: sets.NewString("api"),         //nolint:staticcheck // the factory takes sets.String
+}
+
+// IsLongRunning tells the server which requests its request timeout and
+// in-flight limit leave alone: a cluster proxy request when what it asks
+// of the member is long-running there (a watch, logs that follow, exec,
+// attach, port-forward), so that such a stream lasts as long as it does
+// against the member itself; other requests as kube-apiserver decides.
+func IsLongRunning(r *http.Request, info *request.RequestInfo) bool {
+	if info.APIGroup == clusterv1alpha1.GroupVersion.Group && info.Resource == "clusters" && info.Subresource == "proxy" {
+		// Parts are clusters, the name, proxy, then the member's path.
+		inner := r.Clone(r.Context())
+		inner.URL.Path = "/" + path.Join(info.Parts[min(3, len(info.Parts)):]...)
+		memberInfo, err := memberRequestInfo.NewRequestInfo(inner)
+		if err != nil {
+			return false
+		}
+		info = memberInfo
+	}
+	return longRunning(r, info)
 }
