@@ -175,6 +175,9 @@ func startComponents(ctx context.Context, fed *localfed.Federation, estimators b
 	if err != nil {
 		return nil, err
 	}
+	// The command tests run several federations, each with its own
+	// controller-manager, in one process.
+	cmOpts.Restartable = true
 	schedArgs := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}
 	if estimators {
 		schedArgs = append(schedArgs, "--enable-scheduler-estimator")
