@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,17 +83,7 @@ func TestGet(t *testing.T) {
 	// The controller-manager's unified-auth controller lets the members'
 	// impersonators impersonate whoever may proxy to them: the admin
 	// (cluster-proxy-admin) from the start, the reader below once allowed.
-	compCtx, stop := context.WithCancel(ctx)
-	done, err := startComponents(compCtx, fed, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("the controller-manager or scheduler failed: %v", err)
-		}
-	})
+	runComponents(t, fed)
 	waitUntil(t, "the admin can proxy to both members", 2*time.Minute, func() error {
 		_, errOut, err := run(admin, append([]string{"configmaps", "-n", "kube-system", "--operation-scope", "members"}, adminArgs...)...)
 		if err != nil {

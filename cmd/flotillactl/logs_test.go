@@ -311,17 +311,7 @@ func propagatedPod(t *testing.T) (*localfed.Federation, client.Client, corev1.Po
 	t.Cleanup(func() { _ = fed.Close() })
 	// The controller-manager propagates and marks member1 Ready, which the
 	// commands check; the scheduler places the Deployment.
-	compCtx, stop := context.WithCancel(ctx)
-	done, err := startComponents(compCtx, fed, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("the controller-manager or scheduler failed: %v", err)
-		}
-	})
+	runComponents(t, fed)
 
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, policyv1alpha1.AddToScheme, clusterv1alpha1.AddToScheme} {

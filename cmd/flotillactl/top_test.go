@@ -34,17 +34,7 @@ func TestTop(t *testing.T) {
 	t.Cleanup(func() { _ = fed.Close() })
 	// The controller-manager marks the members Ready, which the metrics
 	// adapter asks only.
-	compCtx, stop := context.WithCancel(ctx)
-	done, err := startComponents(compCtx, fed, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("the controller-manager or scheduler failed: %v", err)
-		}
-	})
+	runComponents(t, fed)
 
 	const ns = "top"
 	labels := map[string]string{"app": "web"}
@@ -122,4 +112,22 @@ func TestTop(t *testing.T) {
 	if _, err := run("pod", "-C", "member1"); err == nil || !strings.Contains(err.Error(), "--clusters") {
 		t.Errorf("top pod -C with the control plane's scope: error %v, want one naming --clusters", err)
 	}
+}
+
+// runComponents runs the controller-manager and the scheduler against fed
+// until the test ends, failing it if either fails before.
+func runComponents(t *testing.T, fed *localfed.Federation) {
+	t.Helper()
+	ctx, stop := context.WithCancel(t.Context())
+	done, err := startComponents(ctx, fed, false)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the controller-manager or scheduler failed: %v", err)
+		}
+	})
 }
