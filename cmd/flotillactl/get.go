@@ -201,6 +201,7 @@ func (o *getOptions) memberFlags(cfg *rest.Config, cluster string) *genericcliop
 	f.BearerToken, f.Impersonate, f.ImpersonateUID, f.ImpersonateGroup = o.flags.BearerToken, o.flags.Impersonate, o.flags.ImpersonateUID, o.flags.ImpersonateGroup
 	f.CAFile, f.CertFile, f.KeyFile, f.Insecure, f.TLSServerName = o.flags.CAFile, o.flags.CertFile, o.flags.KeyFile, o.flags.Insecure, o.flags.TLSServerName
 	f.Timeout, f.CacheDir, f.Username, f.Password = o.flags.Timeout, o.flags.CacheDir, o.flags.Username, o.flags.Password
+	f.ImpersonateUserExtra, f.DisableCompression, f.ProxyURL = o.flags.ImpersonateUserExtra, o.flags.DisableCompression, o.flags.ProxyURL
 	server := clusterProxyURL(cfg.Host, cluster)
 	f.APIServer = &server
 	return f

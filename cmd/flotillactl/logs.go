@@ -71,9 +71,8 @@ func (m *memberPod) factory(ctx context.Context) (cmdutil.Factory, error) {
 		return nil, err
 	}
 	member := (&getOptions{flags: m.flags}).memberFlags(cfg, m.cluster)
-	// What memberFlags leaves out and these commands honour too.
-	member.Namespace, member.ImpersonateUserExtra = m.flags.Namespace, m.flags.ImpersonateUserExtra
-	member.DisableCompression, member.ProxyURL = m.flags.DisableCompression, m.flags.ProxyURL
+	// The pod's namespace: get and top take theirs from their own flags.
+	member.Namespace = m.flags.Namespace
 	// MatchVersionFlags give the REST config the defaults of the core
 	// API that exec and attach build their REST client from, as in kubectl.
 	return cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(member)), nil
