@@ -41,8 +41,9 @@ func dedicatedNode(t *testing.T, m, name, key, value, cpu string, address int) *
 		Status: corev1.NodeStatus{
 			Capacity:    resources,
 			Allocatable: resources,
-			// 198.19.0.0/16: the half of the benchmarking range the
-			// federation's own nodes leave alone.
+			// 198.19.0.0/16, of the benchmarking range: nothing dials it,
+			// as no log or exec of this node's pods is asked for (the
+			// federation's own nodes are kwok's, at 127.0.0.1).
 			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("198.19.0.%d", address)}, {Type: corev1.NodeHostName, Address: name}},
 		},
 	}
