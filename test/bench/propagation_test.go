@@ -151,14 +151,20 @@ func (r result) report(b *testing.B) {
 	b.ReportMetric(r.writes.total()/float64(r.templates), "cp-writes/template")
 	b.ReportMetric(r.writes.withoutEvents().total()/float64(r.templates), "cp-writes-no-events/template")
 	b.ReportMetric(perTemplateMS(r.cpu.total(), r.templates), "cpu-ms/template")
+	b.ReportMetric(perTemplateMS(r.machineCPU, r.templates), "machine-cpu-ms/template")
 	for role, d := range r.cpu {
 		b.ReportMetric(perTemplateMS(d, r.templates), role+"-cpu-ms/template")
 	}
 	b.ReportMetric(r.settled.Seconds(), "settle-s")
 	b.ReportMetric(r.deleteElapsed.Seconds(), "delete-s")
 	b.ReportMetric(perTemplateMS(r.deleteCPU.total(), r.templates), "delete-cpu-ms/template")
+	b.ReportMetric(perTemplateMS(r.deleteMachineCPU, r.templates), "delete-machine-cpu-ms/template")
 	b.ReportMetric(r.deleteWrites.total()/float64(r.templates), "delete-cp-writes/template")
 }
+
+// machineRow names the whole machine's CPU less the benchmark's in the
+// summary's CPU tables.
+const machineRow = "machine (less the benchmark)"
 
 func (r result) summary() string {
 	peaks := "since the run began"
@@ -170,13 +176,18 @@ func (r result) summary() string {
 		"control-plane requests until they settled %v after the last arrival, watches aside (%.0f writes, %.1f per template, %.1f without events):\n%s"+
 		"members' requests meanwhile, summed over members, watches aside:\n%s"+
 		"CPU of every process until then:\n%s"+
+		"  %-34s %8.1f CPU s  %7.1f ms/template\n"+
 		"deleting them all took %v; CPU meanwhile:\n%s"+
+		"  %-34s %8.1f CPU s  %7.1f ms/template\n"+
 		"control-plane requests while deleting (%.0f writes, %.1f per template):\n%s",
 		r.templates, r.memberObjects, r.elapsed.Round(time.Millisecond), float64(r.templates)/r.elapsed.Seconds(),
 		r.percentile(0.50).Round(time.Millisecond), r.percentile(0.99).Round(time.Millisecond),
 		r.cm.cpu.Seconds(), float64(r.cm.peakRSS)/mb, r.sched.cpu.Seconds(), float64(r.sched.peakRSS)/mb, peaks,
 		r.apiserver.cpu.Seconds(), r.settled.Round(100*time.Millisecond), r.writes.total(), r.writes.total()/float64(r.templates),
 		r.writes.withoutEvents().total()/float64(r.templates), r.writes.table(r.templates),
-		r.memberWrites.withoutLeases().table(r.templates), r.cpu.table(r.templates), r.deleteElapsed.Round(time.Millisecond), r.deleteCPU.table(r.templates),
+		r.memberWrites.withoutLeases().table(r.templates), r.cpu.table(r.templates),
+		machineRow, r.machineCPU.Seconds(), perTemplateMS(r.machineCPU, r.templates),
+		r.deleteElapsed.Round(time.Millisecond), r.deleteCPU.table(r.templates),
+		machineRow, r.deleteMachineCPU.Seconds(), perTemplateMS(r.deleteMachineCPU, r.templates),
 		r.deleteWrites.total(), r.deleteWrites.total()/float64(r.templates), r.deleteWrites.table(r.templates))
 }

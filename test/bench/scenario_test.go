@@ -76,7 +76,10 @@ type result struct {
 	// Deployments from every member.
 	deleteElapsed time.Duration
 	deleteCPU     cpuByRole
-	deleteWrites  writeCounts
+	// machineCPU and deleteMachineCPU are the whole machine's CPU time
+	// less the benchmark's own, over the run and over the cleanup.
+	machineCPU, deleteMachineCPU time.Duration
+	deleteWrites                 writeCounts
 	// settled is how long after the last arrival the control plane's
 	// writes stopped.
 	settled time.Duration
@@ -113,6 +116,10 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 	peakReset := e.cm.resetPeak() && e.sched.resetPeak()
 	before := e.usage(tb)
 	cpuBefore, err := e.cpu()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	machineBefore, err := machineCPU()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -153,6 +160,10 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	machineAfter, err := machineCPU()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	writesAfter, err := scrapeWrites(ctx, e.cpKube)
 	if err != nil {
 		tb.Fatal(err)
@@ -174,6 +185,7 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 		peakReset:     peakReset,
 		writes:        writesAfter.minus(writesBefore),
 		cpu:           cpuAfter.minus(cpuBefore),
+		machineCPU:    machineAfter - machineBefore,
 	}
 	// The cleanup is measured too: deleting costs the machine about what
 	// creating does. The deferred call then finds nothing left.
@@ -185,6 +197,11 @@ func (e *env) propagate(tb testing.TB, s scenario, timer func(on bool)) result {
 		tb.Fatal(err)
 	}
 	r.deleteCPU = cpuDeleted.minus(cpuAfter)
+	machineDeleted, err := machineCPU()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r.deleteMachineCPU = machineDeleted - machineAfter
 	writesDeleted, err := scrapeWrites(ctx, e.cpKube)
 	if err != nil {
 		tb.Fatal(err)

@@ -125,6 +125,11 @@ func TestIntegrationWeightedBinding(t *testing.T) {
 	if got.Status.LastScheduledTime == nil {
 		t.Error("lastScheduledTime not set")
 	}
+	// The schedule cleared the managed fields the binding was created with,
+	// and the status write after it tracked none.
+	if mf := got.ManagedFields; len(mf) != 0 {
+		t.Errorf("scheduled binding has managed fields %+v", mf)
+	}
 	eventually(t, "ScheduleBindingSucceed events on the binding and the template", func() (bool, string) {
 		var list eventsv1.EventList
 		if err := apiClient.List(ctx, &list, client.InNamespace("default")); err != nil {

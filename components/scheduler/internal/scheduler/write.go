@@ -33,7 +33,17 @@ type specPatch struct {
 type patchMeta struct {
 	ResourceVersion string            `json:"resourceVersion"`
 	Annotations     map[string]string `json:"annotations,omitempty"`
+	// ManagedFields is always clearManagedFields.
+	ManagedFields []struct{} `json:"managedFields"`
 }
+
+// clearManagedFields, a list of one empty entry, is how a write clears an
+// object's managed fields. Nobody applies a binding, and once it has none
+// the API server tracks no field of its later updates and status writes
+// (until someone does apply it), which makes each of them a third cheaper
+// for the API server (make bench-writecost): the schedule is the
+// binding's first write after its creation.
+var clearManagedFields = []struct{}{{}}
 
 type specPatchBody struct {
 	// Clusters has no omitempty: null removes the field.
@@ -52,6 +62,7 @@ func buildSpecPatch(b Binding, clusters []workv1alpha2.TargetCluster, placementJ
 		Metadata: patchMeta{
 			ResourceVersion: b.Object.GetResourceVersion(),
 			Annotations:     map[string]string{policyv1alpha1.AppliedPlacementAnnotation: placementJSON},
+			ManagedFields:   clearManagedFields,
 		},
 		Spec: specPatchBody{Clusters: clusters},
 	}

@@ -31,7 +31,7 @@ func TestBuildSpecPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"metadata":{"resourceVersion":"42","annotations":{"policy.karmada.io/applied-placement":` +
-		`"{\"replicaScheduling\":{\"replicaSchedulingType\":\"Divided\",\"replicaDivisionPreference\":\"Weighted\"}}"}},` +
+		`"{\"replicaScheduling\":{\"replicaSchedulingType\":\"Divided\",\"replicaDivisionPreference\":\"Weighted\"}}"},"managedFields":[{}]},` +
 		`"spec":{"clusters":[{"name":"a","replicas":3}]}}`
 	if diff := cmp.Diff(want, string(patch)); diff != "" {
 		t.Errorf("patch (-want +got):\n%s", diff)
