@@ -5,9 +5,10 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/flotilla-io/flotilla/internal/localfed"
 )
@@ -107,38 +108,26 @@ func (e *env) cpu() (cpuByRole, error) {
 	return out, nil
 }
 
-// machineCPU is the whole machine's busy CPU time (/proc/stat: every CPU,
-// every state but idle, iowait, steal, which other machines used, and guest
-// time, which is counted in user already) less the benchmark process's own. It checks the per-role sum
-// for processes the roles miss, and measures a tree whose harness cannot
-// name its processes (an older commit's, for a before-and-after figure).
-// Anything else that runs on the machine meanwhile is counted too.
+// machineCPU is the whole machine's busy CPU time less the benchmark
+// process's own: every CPU's user, nice, system, irq and softirq time
+// (guest time is counted in user already; steal is other machines' work).
+// It checks the per-role sum for processes the roles miss, and measures a
+// tree whose harness cannot name its processes (an older commit's, for a
+// before-and-after figure). Anything else running meanwhile counts too.
 func machineCPU() (time.Duration, error) {
-	stat, err := os.ReadFile("/proc/stat")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0, err
 	}
-	line, _, _ := strings.Cut(string(stat), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 8 || fields[0] != "cpu" {
-		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	stat, err := fs.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("/proc/stat: %w", err)
 	}
-	// user nice system idle iowait irq softirq steal guest guest_nice
-	const idle, iowait, steal, guest = 4, 5, 8, 9
-	var ticks int64
-	for i, f := range fields[1:] {
-		if col := i + 1; col == idle || col == iowait || col == steal || col >= guest {
-			continue
-		}
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/stat: %w", err)
-		}
-		ticks += n
-	}
+	t := stat.CPUTotal
+	busy := t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ
 	self, err := procStats{pid: os.Getpid()}.read()
 	if err != nil {
 		return 0, err
 	}
-	return time.Duration(ticks)*time.Second/userHZ - self.cpu, nil
+	return time.Duration(busy*float64(time.Second)) - self.cpu, nil
 }

@@ -18,12 +18,12 @@
 // every process of the federation by role (the control plane's and the
 // members' kube-apiservers, etcd, which all clusters share, the
 // kube-controller-managers, the members' kube-schedulers and kwok, the
-// controller-manager, the scheduler and the webhook), each in ms/template and summed
-// (cpu-ms/template); beside it the whole machine's busy CPU time less the
-// benchmark process's (machine-cpu-ms/template), which checks the sum and
-// measures an older tree whose harness cannot name its processes; and the
-// same for the cleanup: how long deleting every
-// template takes until it is gone from the control plane and the members
+// controller-manager, the scheduler and the webhook), each in ms/template
+// and summed (cpu-ms/template); beside it the whole machine's busy CPU time
+// less the benchmark process's (machine-cpu-ms/template), which checks the
+// sum and measures an older tree whose harness cannot name its processes;
+// and the same for the cleanup: how long deleting every template takes
+// until it is gone from the control plane and the members
 // (delete-s) and the CPU that costs (delete-cpu-ms/template).
 //
 // The writes and CPU of a run are counted until the control plane has taken
