@@ -85,18 +85,24 @@ lint: golangci-lint ## Run golangci-lint with .golangci.yml.
 # packages start theirs side by side, which on 2 cores can take longer.
 ENVTEST_START_TIMEOUT ?= 2m
 
+# How long one package's tests may take (go test's default is 10m): on a
+# fresh machine, with nothing in Go's build cache, the image and e2e packages
+# compile every component first, and on 2 cores beside the other packages
+# that alone can go past ten minutes.
+TEST_TIMEOUT ?= 30m
+
 # The end-to-end suites run after the rest and one at a time: each runs whole
 # federations, and every kube-apiserver and kube-controller-manager in them
 # watches its certificate files with inotify instances of its own; side by
 # side the two suites went past the 128 a user has by default.
 .PHONY: test
 test: manifests generate fmt vet k8s-binaries ## Run unit, envtest and e2e tests against real API servers.
-	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=$(ENVTEST_START_TIMEOUT) go test $(GOTEST_FLAGS) $$(go list ./... | grep -v '/test/e2e')
-	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=$(ENVTEST_START_TIMEOUT) go test $(GOTEST_FLAGS) -p 1 ./test/e2e/...
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=$(ENVTEST_START_TIMEOUT) go test -timeout $(TEST_TIMEOUT) $(GOTEST_FLAGS) $$(go list ./... | grep -v '/test/e2e')
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=$(ENVTEST_START_TIMEOUT) go test -timeout $(TEST_TIMEOUT) $(GOTEST_FLAGS) -p 1 ./test/e2e/...
 
 .PHONY: test-e2e
 test-e2e: k8s-binaries ## Run only the end-to-end suites on a local federation.
-	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test $(GOTEST_FLAGS) -p 1 -v ./test/e2e/...
+	KUBEBUILDER_ASSETS="$(abspath $(KUBEBUILDER_ASSETS))" go test -timeout $(TEST_TIMEOUT) $(GOTEST_FLAGS) -p 1 -v ./test/e2e/...
 
 # Template counts of the propagation benchmark's cases.
 BENCH_SIZES ?= 1000,5000
