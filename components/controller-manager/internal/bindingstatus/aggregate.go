@@ -97,21 +97,13 @@ func manifestStatusOf(work *workv1alpha1.Work, ref workv1alpha2.ObjectReference)
 }
 
 // settling reports whether a binding that has never been aggregated is
-// still on its first way out: waiting for the scheduler, or with Works not
-// yet created or not yet reported, and nothing failed, for at most grace
-// after its last step (see lastStep). Its first status then says where it
-// landed instead of passing through each step on the way, one write each.
-//
-// Waiting for the scheduler has no bound: until the scheduler has decided
-// (no Scheduled condition, no cluster), the scheduler's own status write
-// is the one that says something; a status of ours would only say "not
-// scheduled" and be rewritten as soon as it is.
+// still on its first way out: not scheduled yet, or with Works not yet
+// created or not yet reported, and nothing failed, for at most grace after
+// its last step (see lastStep). Its first status then says where it landed
+// instead of passing through each step on the way, one write each.
 func settling(v binding.View, items []workv1alpha2.AggregatedStatusItem, last, now time.Time, grace time.Duration) bool {
-	if grace < 0 || len(v.Status.AggregatedStatus) > 0 || meta.FindStatusCondition(v.Status.Conditions, workv1alpha2.FullyApplied) != nil {
+	if len(v.Status.AggregatedStatus) > 0 || meta.FindStatusCondition(v.Status.Conditions, workv1alpha2.FullyApplied) != nil {
 		return false
-	}
-	if len(v.Spec.Clusters) == 0 && meta.FindStatusCondition(v.Status.Conditions, workv1alpha2.Scheduled) == nil {
-		return true
 	}
 	if now.Sub(last) >= grace {
 		return false
@@ -142,9 +134,6 @@ func lastStep(v binding.View, newestWork time.Time) time.Time {
 	last := v.Object.GetCreationTimestamp().Time
 	if t := v.Status.LastScheduledTime; t != nil && t.After(last) {
 		last = t.Time
-	}
-	if c := meta.FindStatusCondition(v.Status.Conditions, workv1alpha2.Scheduled); c != nil && c.LastTransitionTime.After(last) {
-		last = c.LastTransitionTime.Time // a schedule that failed sets no lastScheduledTime
 	}
 	if newestWork.After(last) {
 		last = newestWork

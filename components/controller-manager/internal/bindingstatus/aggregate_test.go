@@ -229,19 +229,10 @@ func TestSettling(t *testing.T) {
 		v.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "m1"}}
 		return v
 	}
-	// scheduled is fresh() with the scheduler's status: placed on the
-	// clusters of items at d after the creation.
-	scheduled := func(d time.Duration) binding.View {
+	scheduledAfter := func(d time.Duration) binding.View {
 		v := fresh()
 		at := metav1.NewTime(created.Add(d))
 		v.Status.LastScheduledTime = &at
-		v.Status.Conditions = []metav1.Condition{{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, LastTransitionTime: at}}
-		v.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "m1"}, {Name: "m2"}}
-		return v
-	}
-	unschedulable := func(d time.Duration) binding.View {
-		v := fresh()
-		v.Status.Conditions = []metav1.Condition{{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse, LastTransitionTime: metav1.NewTime(created.Add(d))}}
 		return v
 	}
 	applied := workv1alpha2.AggregatedStatusItem{ClusterName: "m1", Applied: true}
@@ -257,18 +248,15 @@ func TestSettling(t *testing.T) {
 		want       bool
 	}{
 		{"not scheduled yet", fresh(), nil, 0, time.Second, true},
-		{"waiting for the scheduler longer than the grace", fresh(), nil, 0, 10 * time.Minute, true},
-		{"unschedulable: written grace after the scheduler said so", unschedulable(90 * time.Second), nil, 0, 90*time.Second + grace, false},
-		{"unschedulable, within the grace", unschedulable(90 * time.Second), nil, 0, 100 * time.Second, true},
-		{"Work not created yet", scheduled(0), []workv1alpha2.AggregatedStatusItem{applied, noWork}, 0, time.Second, true},
-		{"Work not applied yet", scheduled(0), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 0, time.Second, true},
-		{"all applied: write", scheduled(0), []workv1alpha2.AggregatedStatusItem{applied}, 0, time.Second, false},
-		{"a failure: write at once", scheduled(0), []workv1alpha2.AggregatedStatusItem{noWork, failed}, 0, time.Second, false},
-		{"grace over: write what there is", scheduled(0), []workv1alpha2.AggregatedStatusItem{noWork}, 0, grace, false},
-		{"scheduled late: the grace runs from the schedule", scheduled(90 * time.Second), []workv1alpha2.AggregatedStatusItem{noWork}, 0, 100 * time.Second, true},
-		{"scheduled late, grace over since", scheduled(90 * time.Second), []workv1alpha2.AggregatedStatusItem{noWork}, 0, 90*time.Second + grace, false},
-		{"a Work created late: the grace runs from it", scheduled(0), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 2 * time.Minute, 2*time.Minute + 30*time.Second, true},
-		{"a Work never applied: written grace after its creation", scheduled(0), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 2 * time.Minute, 2*time.Minute + grace, false},
+		{"Work not created yet", fresh(), []workv1alpha2.AggregatedStatusItem{applied, noWork}, 0, time.Second, true},
+		{"Work not applied yet", fresh(), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 0, time.Second, true},
+		{"all applied: write", fresh(), []workv1alpha2.AggregatedStatusItem{applied}, 0, time.Second, false},
+		{"a failure: write at once", fresh(), []workv1alpha2.AggregatedStatusItem{noWork, failed}, 0, time.Second, false},
+		{"grace over: write what there is", fresh(), []workv1alpha2.AggregatedStatusItem{noWork}, 0, grace, false},
+		{"scheduled late: the grace runs from the schedule", scheduledAfter(90 * time.Second), []workv1alpha2.AggregatedStatusItem{noWork}, 0, 100 * time.Second, true},
+		{"scheduled late, grace over since", scheduledAfter(90 * time.Second), []workv1alpha2.AggregatedStatusItem{noWork}, 0, 90*time.Second + grace, false},
+		{"a Work created late: the grace runs from it", fresh(), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 2 * time.Minute, 2*time.Minute + 30*time.Second, true},
+		{"a Work never applied: written grace after its creation", fresh(), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 2 * time.Minute, 2*time.Minute + grace, false},
 		{"reported before: every change is written", reported(), []workv1alpha2.AggregatedStatusItem{noWork}, 0, time.Second, false},
 	}
 	for _, tt := range tests {
@@ -278,9 +266,6 @@ func TestSettling(t *testing.T) {
 		}
 		if got := settling(tt.v, tt.items, lastStep(tt.v, newest), created.Add(tt.after), grace); got != tt.want {
 			t.Errorf("%s: settling = %v, want %v", tt.name, got, tt.want)
-		}
-		if settling(tt.v, tt.items, lastStep(tt.v, newest), created.Add(tt.after), -1) {
-			t.Errorf("%s: settling with a negative grace, which writes every step", tt.name)
 		}
 	}
 }
