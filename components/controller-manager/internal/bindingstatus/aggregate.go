@@ -98,14 +98,14 @@ func manifestStatusOf(work *workv1alpha1.Work, ref workv1alpha2.ObjectReference)
 
 // settling reports whether a binding that has never been aggregated is
 // still on its first way out: not scheduled yet, or with Works not yet
-// created or not yet reported, and nothing failed, for at most grace after
-// its last step (see lastStep). Its first status then says where it landed
+// created or not yet reported, and nothing failed, for at most
+// grace after its creation. Its first status then says where it landed
 // instead of passing through each step on the way, one write each.
-func settling(v binding.View, items []workv1alpha2.AggregatedStatusItem, last, now time.Time, grace time.Duration) bool {
+func settling(v binding.View, items []workv1alpha2.AggregatedStatusItem, now time.Time, grace time.Duration) bool {
 	if len(v.Status.AggregatedStatus) > 0 || meta.FindStatusCondition(v.Status.Conditions, workv1alpha2.FullyApplied) != nil {
 		return false
 	}
-	if now.Sub(last) >= grace {
+	if now.Sub(v.Object.GetCreationTimestamp().Time) >= grace {
 		return false
 	}
 	inProgress := len(items) == 0
@@ -119,26 +119,6 @@ func settling(v binding.View, items []workv1alpha2.AggregatedStatusItem, last, n
 		}
 	}
 	return inProgress
-}
-
-// lastStep is when a binding last moved on its first way out: its
-// creation, its schedule or the creation of its newest Work. The grace runs
-// from there rather than from the creation, because on a saturated control
-// plane a binding can wait longer than the grace for the scheduler or for
-// its Works while each step is on its way: counted from the creation, it
-// would then be written at every step, adding writes just when the API
-// server has the least room for them. A Work that is never applied (its
-// member unreachable) still gets its status written, grace after the last
-// Work was created.
-func lastStep(v binding.View, newestWork time.Time) time.Time {
-	last := v.Object.GetCreationTimestamp().Time
-	if t := v.Status.LastScheduledTime; t != nil && t.After(last) {
-		last = t.Time
-	}
-	if newestWork.After(last) {
-		last = newestWork
-	}
-	return last
 }
 
 // fullyApplied is the FullyApplied condition for items, one per cluster

@@ -229,42 +229,27 @@ func TestSettling(t *testing.T) {
 		v.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "m1"}}
 		return v
 	}
-	scheduledAfter := func(d time.Duration) binding.View {
-		v := fresh()
-		at := metav1.NewTime(created.Add(d))
-		v.Status.LastScheduledTime = &at
-		return v
-	}
 	applied := workv1alpha2.AggregatedStatusItem{ClusterName: "m1", Applied: true}
 	noWork := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", AppliedMessage: messageNoWork}
 	notApplied := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", AppliedMessage: messageNotApplied}
 	failed := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", AppliedMessage: "conflict"}
 	tests := []struct {
-		name       string
-		v          binding.View
-		items      []workv1alpha2.AggregatedStatusItem
-		newestWork time.Duration // after the creation; 0: no Work
-		after      time.Duration
-		want       bool
+		name  string
+		v     binding.View
+		items []workv1alpha2.AggregatedStatusItem
+		after time.Duration
+		want  bool
 	}{
-		{"not scheduled yet", fresh(), nil, 0, time.Second, true},
-		{"Work not created yet", fresh(), []workv1alpha2.AggregatedStatusItem{applied, noWork}, 0, time.Second, true},
-		{"Work not applied yet", fresh(), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 0, time.Second, true},
-		{"all applied: write", fresh(), []workv1alpha2.AggregatedStatusItem{applied}, 0, time.Second, false},
-		{"a failure: write at once", fresh(), []workv1alpha2.AggregatedStatusItem{noWork, failed}, 0, time.Second, false},
-		{"grace over: write what there is", fresh(), []workv1alpha2.AggregatedStatusItem{noWork}, 0, grace, false},
-		{"scheduled late: the grace runs from the schedule", scheduledAfter(90 * time.Second), []workv1alpha2.AggregatedStatusItem{noWork}, 0, 100 * time.Second, true},
-		{"scheduled late, grace over since", scheduledAfter(90 * time.Second), []workv1alpha2.AggregatedStatusItem{noWork}, 0, 90*time.Second + grace, false},
-		{"a Work created late: the grace runs from it", fresh(), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 2 * time.Minute, 2*time.Minute + 30*time.Second, true},
-		{"a Work never applied: written grace after its creation", fresh(), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, 2 * time.Minute, 2*time.Minute + grace, false},
-		{"reported before: every change is written", reported(), []workv1alpha2.AggregatedStatusItem{noWork}, 0, time.Second, false},
+		{"not scheduled yet", fresh(), nil, time.Second, true},
+		{"Work not created yet", fresh(), []workv1alpha2.AggregatedStatusItem{applied, noWork}, time.Second, true},
+		{"Work not applied yet", fresh(), []workv1alpha2.AggregatedStatusItem{applied, notApplied}, time.Second, true},
+		{"all applied: write", fresh(), []workv1alpha2.AggregatedStatusItem{applied}, time.Second, false},
+		{"a failure: write at once", fresh(), []workv1alpha2.AggregatedStatusItem{noWork, failed}, time.Second, false},
+		{"grace over: write what there is", fresh(), []workv1alpha2.AggregatedStatusItem{noWork}, grace, false},
+		{"reported before: every change is written", reported(), []workv1alpha2.AggregatedStatusItem{noWork}, time.Second, false},
 	}
 	for _, tt := range tests {
-		var newest time.Time
-		if tt.newestWork > 0 {
-			newest = created.Add(tt.newestWork)
-		}
-		if got := settling(tt.v, tt.items, lastStep(tt.v, newest), created.Add(tt.after), grace); got != tt.want {
+		if got := settling(tt.v, tt.items, created.Add(tt.after), grace); got != tt.want {
 			t.Errorf("%s: settling = %v, want %v", tt.name, got, tt.want)
 		}
 	}

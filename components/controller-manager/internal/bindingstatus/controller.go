@@ -47,8 +47,8 @@ type Reconciler struct {
 	// at once. Default: 5.
 	MaxConcurrentReconciles int
 	// FirstReportGrace is how long a new binding's first status may wait
-	// for its next step (its schedule, its next Work created, its Works
-	// applied), so that it is written once rather than at each step. Default: DefaultFirstReportGrace; negative
+	// for its Works to be created and applied, so that it is written once
+	// rather than at each step. Default: DefaultFirstReportGrace; negative
 	// writes every step.
 	FirstReportGrace time.Duration
 

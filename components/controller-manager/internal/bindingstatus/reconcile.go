@@ -70,11 +70,11 @@ func (r *Reconciler) reconcile(ctx context.Context, v binding.View) (time.Durati
 	if !v.Object.GetDeletionTimestamp().IsZero() {
 		return 0, nil
 	}
-	items, newestWork, err := r.collect(ctx, v)
+	items, err := r.collect(ctx, v)
 	if err != nil {
 		return 0, err
 	}
-	if settling(v, items, lastStep(v, newestWork), time.Now(), r.FirstReportGrace) {
+	if settling(v, items, time.Now(), r.FirstReportGrace) {
 		return aggregationDelay, nil
 	}
 	return 0, r.aggregate(ctx, v, items)
@@ -143,11 +143,11 @@ func aggregatedMessage(v binding.View) string {
 // should be, sorted by cluster name, from the Works in the cache. A Work
 // is found by its name; one of that name that belongs to another binding
 // counts as missing.
-func (r *Reconciler) collect(ctx context.Context, v binding.View) (items []workv1alpha2.AggregatedStatusItem, newestWork time.Time, err error) {
+func (r *Reconciler) collect(ctx context.Context, v binding.View) ([]workv1alpha2.AggregatedStatusItem, error) {
 	clusters := slices.Sorted(maps.Keys(binding.ExistingClusters(v.Spec)))
 	ref := v.Spec.Resource
 	name := names.Work(ref.Namespace, ref.Name, ref.Kind)
-	items = make([]workv1alpha2.AggregatedStatusItem, 0, len(clusters))
+	items := make([]workv1alpha2.AggregatedStatusItem, 0, len(clusters))
 	for _, c := range clusters {
 		w := &workv1alpha1.Work{}
 		// Without a copy: only read, the status it needs unpacked on its own.
@@ -156,19 +156,17 @@ func (r *Reconciler) collect(ctx context.Context, v binding.View) (items []workv
 		case apierrors.IsNotFound(err):
 			w = nil
 		case err != nil:
-			return nil, time.Time{}, fmt.Errorf("reading Work of cluster %s: %w", c, err)
+			return nil, fmt.Errorf("reading Work of cluster %s: %w", c, err)
 		case !v.Owns(w.Labels, w.Annotations):
 			w = nil
-		case w.CreationTimestamp.After(newestWork):
-			newestWork = w.CreationTimestamp.Time
 		}
 		item, err := itemFor(c, w, ref)
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("aggregating the Work of cluster %s: %w", c, err)
+			return nil, fmt.Errorf("aggregating the Work of cluster %s: %w", c, err)
 		}
 		items = append(items, item)
 	}
-	return items, newestWork, nil
+	return items, nil
 }
 
 // patchStatus writes aggregatedStatus and the FullyApplied condition when
