@@ -286,6 +286,9 @@ func TestIntegrationDividedFollowsOnlyDeletion(t *testing.T) {
 	bar := newBarrier(t, "dv", "it-divided")
 	createCluster(t, fixture.Cluster("dv-a").Label("pool", "dv").Pods(3))
 	doomed := createCluster(t, fixture.Cluster("dv-b").Label("pool", "dv").Pods(3))
+	// The scheduler must have seen both clusters before the bindings come:
+	// a Divided binding placed on dv-a alone would stay there, as it should.
+	bar.pass(t)
 
 	divided := []*workv1alpha2.ResourceBinding{
 		fixture.Binding("dv-static").Replicas(4).SchedulerName("it-divided").Affinity(selecting("pool", "dv")).Weighted().Obj(),
