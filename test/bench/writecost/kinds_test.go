@@ -223,7 +223,9 @@ func policyKind() kind {
 
 // memberDeploymentKind is a Work's manifest as a member receives it: the
 // same object written by POST and PUT or by server-side apply, to weigh what
-// apply's field tracking costs the member's API server.
+// apply's field tracking costs the member's API server. As a template on
+// the control plane, it is also created by the user, claimed by the
+// detector and given its aggregated status.
 func memberDeploymentKind() kind {
 	gvk := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
 	return kind{
@@ -236,6 +238,14 @@ func memberDeploymentKind() kind {
 		},
 		change: func(obj *unstructured.Unstructured, n int) {
 			_ = unstructured.SetNestedField(obj.Object, int64(1+n%5), "spec", "replicas")
+		},
+		// The template's status as the binding status controller
+		// aggregates it from the members.
+		statusPatch: func(n int) []byte {
+			return mustJSON(map[string]any{"status": map[string]any{
+				"observedGeneration": 1, "replicas": 3, "updatedReplicas": 3,
+				"readyReplicas": n % 4, "availableReplicas": n % 4,
+			}})
 		},
 	}
 }

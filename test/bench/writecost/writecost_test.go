@@ -505,6 +505,7 @@ func BenchmarkWriteCost(b *testing.B) {
 		}
 		b.Run(s.name, func(b *testing.B) {
 			p := startPlane(ctx, b, s)
+			costs := map[costKey]measurement{}
 			for _, tc := range casesOf(s) {
 				b.Run(strings.TrimPrefix(tc.name, s.name+"/"), func(b *testing.B) {
 					var ms []measurement
@@ -515,11 +516,25 @@ func BenchmarkWriteCost(b *testing.B) {
 						b.ReportMetric(m.perSecond(), string(m.op)+"-req/s")
 						b.ReportMetric(perRequestMicros(m.apiserver, m.requests), string(m.op)+"-apiserver-µs/req")
 						b.ReportMetric(perRequestMicros(m.etcd, m.requests), string(m.op)+"-etcd-µs/req")
+						if tc.codec.name == jsonCodec.name {
+							costs[costKey{tc.kind.name, m.op}] = m
+						}
 					}
 					// At once: the benchmark log only appears after every case.
 					fmt.Fprint(os.Stderr, table(tc.name, ms))
 				})
 			}
+			b.Run("floor", func(b *testing.B) {
+				f, missing := floorOf(costs)
+				if len(missing) > 0 {
+					b.Fatalf("not measured: %s", strings.Join(missing, ", "))
+				}
+				b.ReportMetric(millis(f.controlPlane), "floor-cp-apiserver-ms/template")
+				b.ReportMetric(millis(f.members), "floor-member-apiservers-ms/template")
+				b.ReportMetric(millis(f.etcd), "floor-etcd-ms/template")
+				b.ReportMetric(millis(f.total()), "floor-ms/template")
+				fmt.Fprint(os.Stderr, floorTable(s.name, f, costs))
+			})
 		})
 	}
 }
@@ -536,15 +551,25 @@ func TestWriteCost(t *testing.T) {
 	}
 	ctx := context.Background()
 	p := startPlane(ctx, t, settings[0])
+	costs := map[costKey]measurement{}
 	for _, tc := range casesOf(settings[0]) {
 		ms := p.runCase(ctx, t, tc.name, tc.kind, tc.codec)
 		for _, m := range ms {
 			if m.requests == 0 {
 				t.Errorf("%s %s: no request completed", tc.name, m.op)
 			}
+			if tc.codec.name == jsonCodec.name {
+				costs[costKey{tc.kind.name, m.op}] = m
+			}
 		}
 		t.Log("\n" + table(tc.name, ms))
 	}
+	// Every write of a propagated template is weighed by some case.
+	f, missing := floorOf(costs)
+	if len(missing) > 0 {
+		t.Errorf("the floor misses writes no case measured: %s", strings.Join(missing, ", "))
+	}
+	t.Log("\n" + floorTable(settings[0].name, f, costs))
 }
 
 func flagSet(name string) bool {
