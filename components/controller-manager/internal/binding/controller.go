@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -53,6 +54,11 @@ type Reconciler struct {
 	// InjectPreservedState puts the state a failover preserved into the
 	// labels of the workload's new copy (StatefulFailoverInjection).
 	InjectPreservedState bool
+
+	// released holds the UIDs of deleting bindings whose finalizer this
+	// controller removed, for as long as the cache may still show them
+	// with it (see reconcileDelete).
+	released *cache.Expiring
 }
 
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;update;patch
@@ -71,6 +77,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = 5
 	}
+	r.released = cache.NewExpiring()
 	if err := IndexWorksByBinding(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}

@@ -366,7 +366,7 @@ func (r *Reconciler) report(ctx context.Context, v View, template *unstructured.
 // finalizer. The Works' own finalizer keeps them until the execution
 // controller has removed their objects from the members.
 func (r *Reconciler) reconcileDelete(ctx context.Context, v View) error {
-	if !controllerutil.ContainsFinalizer(v.Object, v.Finalizer()) {
+	if !controllerutil.ContainsFinalizer(v.Object, v.Finalizer()) || r.wasReleased(v) {
 		return nil
 	}
 	works, err := r.worksOf(ctx, v)
@@ -392,12 +392,38 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, v View) error {
 	controllerutil.RemoveFinalizer(v.Object, v.Finalizer())
 	if err := r.Client.Patch(ctx, v.Object, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.markReleased(v)
 			return nil
 		}
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
+	r.markReleased(v)
 	ctrl.LoggerFrom(ctx).V(1).Info("Deleted Works and released the binding", "works", len(works))
 	return nil
+}
+
+// releasedTTL is how long a released binding is remembered: longer than
+// the cache lags behind the API server, even a saturated one.
+const releasedTTL = 5 * time.Minute
+
+// markReleased remembers that the binding's finalizer is gone. Its Works'
+// deletion events requeue the binding while the cache may still show it
+// deleting with the finalizer; without the record, each such reconcile
+// would delete nothing and send the API server a finalizer removal for a
+// binding already gone. No finalizer can be added to a deleting object, so
+// a UID released once never needs releasing again.
+func (r *Reconciler) markReleased(v View) {
+	if r.released != nil {
+		r.released.Set(v.Object.GetUID(), struct{}{}, releasedTTL)
+	}
+}
+
+func (r *Reconciler) wasReleased(v View) bool {
+	if r.released == nil {
+		return false
+	}
+	_, ok := r.released.Get(v.Object.GetUID())
+	return ok
 }
 
 // worksByName finds, by their names in the clusters the binding may be in,
