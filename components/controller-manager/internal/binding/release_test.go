@@ -38,12 +38,14 @@ func TestDeletingBindingReleasedOnce(t *testing.T) {
 			return c.Patch(ctx, obj, patch, opts...)
 		}}).Build()
 	// What the cache held before the releases.
-	staleA, staleB := &workv1alpha2.ResourceBinding{}, &workv1alpha2.ResourceBinding{}
-	for key, into := range map[client.ObjectKey]*workv1alpha2.ResourceBinding{client.ObjectKeyFromObject(a): staleA, client.ObjectKeyFromObject(b): staleB} {
-		if err := c.Get(t.Context(), key, into); err != nil {
+	read := func(rb *workv1alpha2.ResourceBinding) *workv1alpha2.ResourceBinding {
+		got := &workv1alpha2.ResourceBinding{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(rb), got); err != nil {
 			t.Fatal(err)
 		}
+		return got
 	}
+	staleA, staleB := read(a), read(b)
 	r := &Reconciler{Client: c, released: cache.NewExpiring()}
 
 	steps := []struct {
